@@ -1,0 +1,19 @@
+-- Full L2 books: every `book` event the exchange sent (is_checkpoint = 0) and the ingester's own
+-- checkpoints (is_checkpoint = 1) that bound how many deltas one reconstruction reads.
+-- ORDER BY (asset_id, t, seq): "latest snapshot of an asset at or before T" is a reverse read of
+-- one key range that stops after the first row.
+CREATE TABLE IF NOT EXISTS book_snapshots
+(
+    asset_id      String,
+    t             DateTime64(3, 'UTC') CODEC(Delta, ZSTD(1)),
+    seq           UInt64 CODEC(Delta, ZSTD(1)),
+    is_checkpoint UInt8,
+    market        LowCardinality(String),
+    bids          Array(Tuple(price Float64, size Float64)),  -- price descending
+    asks          Array(Tuple(price Float64, size Float64))   -- price ascending
+)
+ENGINE = MergeTree
+PARTITION BY toYYYYMM(t)
+ORDER BY (asset_id, t, seq)
+-- Same retry/re-replay protection as ticks.
+SETTINGS non_replicated_deduplication_window = 100000;

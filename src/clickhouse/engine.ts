@@ -1,0 +1,38 @@
+import type { Readable } from 'node:stream';
+
+/** Values bound server-side to `{name:Type}` placeholders; never spliced into SQL text. */
+export type QueryParams = Record<string, unknown>;
+/** ClickHouse settings applied to one statement. */
+export type Settings = Record<string, string | number | boolean>;
+
+export interface QueryOptions {
+  params?: QueryParams;
+  settings?: Settings;
+  /** Aborting cancels the engine query (client disconnect, shutdown). */
+  signal?: AbortSignal;
+}
+
+/**
+ * The only door to ClickHouse. Two implementations (embedded chDB, HTTP server) run the same SQL;
+ * nothing outside src/clickhouse/ may know which one is behind it.
+ */
+export interface Engine {
+  readonly backend: 'embedded' | 'server';
+  /** Human description of where the data lives, for the startup log. */
+  readonly location: string;
+  /** Runs a SELECT and returns its rows (JSONEachRow parsed): small results only. */
+  rows<T = Record<string, unknown>>(sql: string, options?: QueryOptions): Promise<T[]>;
+  /** Runs a statement that returns nothing useful (DDL, INSERT … SELECT, ALTER). */
+  command(sql: string, options?: QueryOptions): Promise<void>;
+  /** Inserts already-serialized JSONEachRow text (one object per line) into `table`. */
+  insertJsonEachRow(table: string, body: string, settings?: Settings): Promise<void>;
+  /**
+   * Streams the result of `sql` in ClickHouse output `format` as raw bytes. The stream respects
+   * back-pressure; destroying it or aborting `signal` cancels the engine query. An engine error
+   * after the first byte surfaces as a stream error.
+   */
+  stream(sql: string, format: string, options?: QueryOptions): Readable;
+  /** True when the engine answers a trivial query. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
