@@ -1,0 +1,21 @@
+import type { Account } from '../accounts/types.js';
+import type { PlanName } from '../plans.js';
+
+/** What middleware puts on the Hono context for the handlers after it. */
+export interface AppVariables {
+  requestId: string;
+  /** Set by the auth middleware on protected routes. */
+  account: Account;
+  /** The limits in force now: the paid plan's while active, free's after expiry. */
+  effective: EffectivePlan;
+}
+
+export interface EffectivePlan {
+  /** The account's plan name (kept after expiry, API.md §2). */
+  plan: PlanName;
+  active: boolean;
+  data_access_days: number;
+  rate_limit_daily: number;
+}
+
+export type AppEnv = { Variables: AppVariables };

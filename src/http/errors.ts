@@ -1,0 +1,49 @@
+/**
+ * The closed list of API error codes (API.md §6) and the one exception type routes throw.
+ * app.ts renders every ApiError (and every unexpected error) in one place.
+ */
+export const ERROR_STATUS = {
+  invalid_parameter: 400,
+  invalid_api_key: 401,
+  invalid_signature: 401,
+  data_access_denied: 403,
+  not_found: 404,
+  payload_too_large: 413,
+  rate_limit_exceeded: 429,
+  too_many_registrations: 429,
+  internal_error: 500,
+  payment_provider_error: 502,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra members of `detail` (e.g. `param`, `plan`, `earliest_allowed`, `limit`). */
+    readonly extra: Record<string, unknown> = {},
+    /** Extra response headers (e.g. `Retry-After`). */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.status = ERROR_STATUS[code];
+  }
+
+  /** The JSON body: `{"detail": {"error", "message", ...extra}}`; 404 carries only `message`. */
+  body(): { detail: Record<string, unknown> } {
+    if (this.code === 'not_found') return { detail: { message: this.message } };
+    return { detail: { error: this.code, message: this.message, ...this.extra } };
+  }
+}
+
+export const invalidParameter = (param: string, message: string) =>
+  new ApiError('invalid_parameter', message, { param });
+
+export const notFound = (message: string) => new ApiError('not_found', message);
+
+/** A dependency (ClickHouse, the account store) cannot be reached: 503, the client may retry. */
+export const serviceUnavailable = (what: string, retryAfterSeconds = 5) =>
+  new ApiError('service_unavailable', `${what} is unavailable; retry shortly.`, {}, { 'Retry-After': String(retryAfterSeconds) });

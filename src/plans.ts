@@ -1,0 +1,11 @@
+/** The plan table of API.md §2: the single source of truth for prices, durations and limits. */
+export const PLANS = {
+  free: { price_usd: 0, duration_days: null, data_access_days: 0, rate_limit_daily: 100 },
+  daily: { price_usd: 1.0, duration_days: 1, data_access_days: 7, rate_limit_daily: 1_000 },
+  monthly: { price_usd: 59.9, duration_days: 30, data_access_days: 30, rate_limit_daily: 50_000 },
+  unlimited: { price_usd: 99.9, duration_days: 30, data_access_days: 3650, rate_limit_daily: 500_000 },
+} as const satisfies Record<string, { price_usd: number; duration_days: number | null; data_access_days: number; rate_limit_daily: number }>;
+
+export type PlanName = keyof typeof PLANS;
+export const PLAN_NAMES = Object.keys(PLANS) as PlanName[];
+export const PAID_PLANS = PLAN_NAMES.filter((p) => p !== 'free') as Exclude<PlanName, 'free'>[];
