@@ -4,9 +4,34 @@ import type { PlanName } from '../plans.js';
 export interface Account {
   id: string;
   email: string | null;
-  /** The plan last bought (or free); may have expired, see effectivePlan(). */
+  /** The plan last bought (or free); may have expired, see the effective plan. */
   plan: PlanName;
   /** null for free. */
   plan_expires_at: number | null;
   created_at: number;
+}
+
+export type InvoiceStatus =
+  | 'waiting'
+  | 'confirming'
+  | 'confirmed'
+  | 'sending'
+  | 'partially_paid'
+  | 'finished'
+  | 'failed'
+  | 'refunded'
+  | 'expired';
+
+/** BILLING.md "Invoice record". `payment_id` is the provider's invoice id. */
+export interface Invoice {
+  payment_id: string;
+  account_id: string;
+  plan: Exclude<PlanName, 'free'>;
+  amount_usd: number;
+  /** The order reference sent to the provider (the sandbox uses payment_id). */
+  order_id: string;
+  status: InvoiceStatus;
+  created_at: number;
+  updated_at: number;
+  paid_at: number | null;
 }

@@ -2,12 +2,11 @@ import type { Readable } from 'node:stream';
 
 /** Values bound server-side to `{name:Type}` placeholders; never spliced into SQL text. */
 export type QueryParams = Record<string, unknown>;
-/** ClickHouse settings applied to one statement. */
+/** ClickHouse settings applied to one insert. SELECTs carry theirs in a SETTINGS clause of the SQL. */
 export type Settings = Record<string, string | number | boolean>;
 
 export interface QueryOptions {
   params?: QueryParams;
-  settings?: Settings;
   /** Aborting cancels the engine query (client disconnect, shutdown). */
   signal?: AbortSignal;
 }

@@ -1,0 +1,36 @@
+import type { PlanName } from '../plans.js';
+import type { Account, Invoice } from './types.js';
+
+/**
+ * Accounts, key hashes, per-UTC-day counters and invoices. Two implementations with identical
+ * behaviour: Redis (REDIS_URL) and the embedded store persisted under DATA_DIR. A store that cannot
+ * reach its backend throws ApiError 'service_unavailable' (never a raw driver error).
+ */
+export interface AccountStore {
+  readonly kind: 'redis' | 'embedded';
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+
+  createAccount(input: { email: string | null; keyHash: string; plan: PlanName; plan_expires_at: number | null; now: number }): Promise<Account>;
+  getAccount(id: string): Promise<Account | null>;
+  findByKeyHash(keyHash: string): Promise<Account | null>;
+  /** Atomically replaces the account's key hash: the old hash stops resolving at once. */
+  replaceKey(accountId: string, newKeyHash: string): Promise<void>;
+  setPlan(accountId: string, plan: PlanName, planExpiresAt: number | null): Promise<Account>;
+
+  /** Increments and returns the account's counter for `day` (YYYY-MM-DD, UTC), expiring after it. */
+  incrementDaily(accountId: string, day: string): Promise<number>;
+  /** Undoes one increment (a request refused with 429 does not count). */
+  decrementDaily(accountId: string, day: string): Promise<void>;
+  getDaily(accountId: string, day: string): Promise<number>;
+  /** Registration flood guard: increments and returns the count for `ip` in window `hour`. */
+  incrementRegistrations(ip: string, hour: string): Promise<number>;
+
+  createInvoice(invoice: Invoice): Promise<void>;
+  getInvoice(paymentId: string): Promise<Invoice | null>;
+  updateInvoice(paymentId: string, patch: Partial<Pick<Invoice, 'status' | 'updated_at' | 'paid_at'>>): Promise<Invoice | null>;
+  /** Newest first. */
+  listInvoices(accountId: string, limit: number): Promise<Invoice[]>;
+  /** True exactly once per invoice: the caller that gets true applies the upgrade (IPN idempotency). */
+  claimInvoiceUpgrade(paymentId: string): Promise<boolean>;
+}

@@ -1,0 +1,90 @@
+import { PassThrough, Readable } from 'node:stream';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import type { Engine, QueryOptions, Settings } from './engine.js';
+import { EngineUnavailableError, isConnectionError } from './errors.js';
+
+export interface ServerOptions {
+  url: string;
+  username: string;
+  password: string;
+  database: string;
+}
+
+/** A ClickHouse server over HTTP through @clickhouse/client; streams are native (`exec`). */
+export class ServerEngine implements Engine {
+  readonly backend = 'server' as const;
+  readonly location: string;
+  private readonly client: ClickHouseClient;
+
+  constructor(options: ServerOptions) {
+    const url = new URL(options.url);
+    this.location = `ClickHouse server at ${url.origin} (database ${options.database})`;
+    this.client = createClient({
+      url: options.url,
+      username: options.username,
+      password: options.password,
+      database: options.database,
+      max_open_connections: 32,
+      request_timeout: 300_000,
+      // Times are exchanged as integers of ms or as DateTime64 text in UTC, never in the server's zone.
+      clickhouse_settings: { session_timezone: 'UTC' },
+    });
+  }
+
+  async rows<T = Record<string, unknown>>(sql: string, options: QueryOptions = {}): Promise<T[]> {
+    return this.guard(async () => {
+      const rs = await this.client.query({ query: sql, query_params: options.params, format: 'JSONEachRow', abort_signal: options.signal });
+      return rs.json<T>();
+    });
+  }
+
+  async command(sql: string, options: QueryOptions = {}): Promise<void> {
+    await this.guard(() => this.client.command({ query: sql, query_params: options.params, abort_signal: options.signal }));
+  }
+
+  async insertJsonEachRow(table: string, body: string, settings?: Settings): Promise<void> {
+    if (!body) return;
+    await this.guard(() =>
+      this.client.insert({ table, values: Readable.from([body]), format: 'JSONEachRow', clickhouse_settings: settings }),
+    );
+  }
+
+  stream(sql: string, format: string, options: QueryOptions = {}): Readable {
+    // The caller gets its stream synchronously; the HTTP response is piped in once it arrives.
+    // Destroying `out` aborts the HTTP request, which makes the server cancel the query.
+    const abort = new AbortController();
+    const onAbort = () => abort.abort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const out = new PassThrough();
+    out.once('close', () => {
+      options.signal?.removeEventListener('abort', onAbort);
+      abort.abort();
+    });
+    this.client
+      .exec({ query: `${sql}\nFORMAT ${format}`, query_params: options.params, abort_signal: abort.signal })
+      .then(({ stream }) => {
+        stream.once('error', (err) => out.destroy(err));
+        stream.pipe(out);
+      })
+      .catch((err) => out.destroy(isConnectionError(err) ? new EngineUnavailableError('ClickHouse is unreachable', { cause: err }) : err));
+    return out;
+  }
+
+  async ping(): Promise<boolean> {
+    const r = await this.client.ping();
+    return r.success;
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      if (isConnectionError(err)) throw new EngineUnavailableError('ClickHouse is unreachable', { cause: err });
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,12 @@
+import type { AccountStore } from './accounts/store.js';
+import type { Engine } from './clickhouse/engine.js';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+
+/** Everything the HTTP app needs from outside; main.ts builds it, tests build their own. */
+export interface AppDeps {
+  config: Config;
+  engine: Engine;
+  accounts: AccountStore;
+  clock: Clock;
+}

@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+import { routePath } from 'hono/route';
+import { log } from '../log.js';
+import { metrics } from '../metrics.js';
+import type { AppEnv } from './context.js';
+
+const requests = metrics.counter('tickhouse_http_requests_total', 'HTTP requests by route, method and status');
+const latency = metrics.histogram('tickhouse_http_request_duration_seconds', 'HTTP request latency by route (until the handler returns; streams excluded)');
+
+/** Echoes a sane client X-Request-Id or makes one; every response carries it (API.md §1). */
+export function requestId(): MiddlewareHandler<AppEnv> {
+  return async function requestId(c, next) {
+    const given = c.req.header('x-request-id');
+    const id = given && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+    c.set('requestId', id);
+    c.header('X-Request-Id', id);
+    await next();
+    c.res.headers.set('X-Request-Id', id);
+  };
+}
+
+/** One JSON log line and the metrics of each request. */
+export function accessLog(): MiddlewareHandler<AppEnv> {
+  return async function accessLog(c, next) {
+    const started = performance.now();
+    await next();
+    const ms = performance.now() - started;
+    // The route pattern, not the raw path, keeps label cardinality bounded.
+    const route = c.res.status === 404 && !c.get('account') ? 'unmatched' : routePath(c);
+    requests.inc({ route, method: c.req.method, status: String(c.res.status) });
+    latency.observe({ route }, ms / 1000);
+    log.info('request', {
+      method: c.req.method,
+      route,
+      path: c.req.path,
+      status: c.res.status,
+      ms: Math.round(ms * 10) / 10,
+      request_id: c.get('requestId'),
+      account_id: c.get('account')?.id,
+    });
+  };
+}

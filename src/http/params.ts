@@ -1,0 +1,69 @@
+import { z } from '@hono/zod-openapi';
+
+/**
+ * Query parameter schemas (API.md §5). Each parses the raw query string itself so the 400 message
+ * says exactly what is allowed, e.g. "limit must be an integer between 1 and 100000".
+ */
+function parsed<T>(name: string, allowed: string, parse: (raw: string) => T | undefined) {
+  return z
+    .string({ error: (iss) => (iss.input === undefined ? `${name} is required; it ${allowed}` : `${name} ${allowed}`) })
+    .transform((raw, ctx) => {
+      const value = parse(raw);
+      if (value === undefined) {
+        ctx.issues.push({ code: 'custom', message: `${name} ${allowed}`, input: raw });
+        return z.NEVER;
+      }
+      return value;
+    });
+}
+
+const INTEGER = /^\d+$/;
+
+/** An integer in [min, max]. */
+export const intParam = (name: string, min: number, max: number) =>
+  parsed(name, `must be an integer between ${min} and ${max}`, (raw) =>
+    INTEGER.test(raw) && Number(raw) >= min && Number(raw) <= max ? Number(raw) : undefined,
+  ).openapi({ type: 'integer', minimum: min, maximum: max });
+
+/** Unix milliseconds: a non-negative integer (API.md §1). */
+export const timeParam = (name: string) =>
+  parsed(name, 'must be an integer of Unix milliseconds (UTC), 0 or more', (raw) =>
+    INTEGER.test(raw) && Number(raw) <= 8_640_000_000_000_000 ? Number(raw) : undefined,
+  ).openapi({ type: 'integer', minimum: 0, example: 1766481546487 });
+
+/** A decimal number > 0 (shares, fractions allowed). */
+export const positiveNumberParam = (name: string) =>
+  parsed(name, 'must be a number greater than 0', (raw) =>
+    /^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(raw) && Number(raw) > 0 && Number.isFinite(Number(raw)) ? Number(raw) : undefined,
+  ).openapi({ type: 'number', exclusiveMinimum: 0, example: 100 });
+
+export const enumParam = <const T extends readonly [string, ...string[]]>(name: string, values: T) =>
+  parsed(name, `must be one of ${values.join(', ')}`, (raw) => (values.includes(raw) ? (raw as T[number]) : undefined)).openapi({
+    type: 'string',
+    enum: [...values],
+  });
+
+/** Outcome token id: 1–100 decimal digits. */
+export const assetIdParam = () =>
+  parsed('asset_id', 'must be 1-100 decimal digits', (raw) => (/^\d{1,100}$/.test(raw) ? raw : undefined)).openapi({
+    type: 'string',
+    pattern: '^\\d{1,100}$',
+    example: '25245433628208476987364023432306599125597948324625578977436890641930158259698',
+  });
+
+/** A free-text filter of at most `max` characters. */
+export const textParam = (name: string, max: number) =>
+  parsed(name, `must be text of at most ${max} characters`, (raw) => (raw.length <= max ? raw : undefined)).openapi({
+    type: 'string',
+    maxLength: max,
+  });
+
+/** Adds the `start > end` (or `since > until`) rule; the issue names `startName`. */
+export function orderedRange<S extends z.ZodType>(schema: S, startName: string, endName: string) {
+  return schema.superRefine((value, ctx) => {
+    const v = value as Record<string, number | undefined>;
+    if (v[startName] !== undefined && v[endName] !== undefined && v[startName]! > v[endName]!) {
+      ctx.addIssue({ code: 'custom', path: [startName], message: `${startName} must be less than or equal to ${endName}` });
+    }
+  });
+}

@@ -1,0 +1,565 @@
+/**
+ * A seeded, deterministic generator of Polymarket market-channel frames for the demo dataset.
+ *
+ * Each market keeps one simulated L2 book for its first outcome; the second outcome's book is its
+ * mirror (a bid at p is an ask at 1 − p), exactly as the exchange shows binary markets. A fair value
+ * walks per minute, the book chases it through trades and quotes, and activity follows a daily cycle
+ * with bursts. The output is frame text as received on the wire, so it goes through the same replay
+ * path as a real capture.
+ */
+
+export interface DemoOptions {
+  seed: number | string;
+  /** Tick rows the normalizer will produce (each price_change item, book and trade is one). */
+  ticks: number;
+  markets?: number;
+  days?: number;
+  /** Time of the last frame (default: now). */
+  endMs?: number;
+}
+
+/** A Gamma `/markets` object: `outcomes` and `clobTokenIds` are JSON-encoded strings, as served. */
+export interface DemoGammaMarket {
+  id: string;
+  question: string;
+  conditionId: string;
+  slug: string;
+  resolutionSource: string;
+  endDate: string;
+  liquidity: string;
+  startDate: string;
+  description: string;
+  outcomes: string;
+  outcomePrices: string;
+  volume: string;
+  active: boolean;
+  closed: boolean;
+  archived: boolean;
+  restricted: boolean;
+  questionID: string;
+  enableOrderBook: boolean;
+  orderPriceMinTickSize: number;
+  orderMinSize: number;
+  volumeNum: number;
+  liquidityNum: number;
+  endDateIso: string;
+  startDateIso: string;
+  clobTokenIds: string;
+  acceptingOrders: boolean;
+  negRisk: boolean;
+  spread: number;
+  lastTradePrice: number;
+  bestBid: number;
+  bestAsk: number;
+}
+
+export interface DemoDataset {
+  startMs: number;
+  endMs: number;
+  gammaMarkets: DemoGammaMarket[];
+  /** Frame lines in time order; every call replays the same sequence. */
+  frames(): Generator<string>;
+}
+
+export const DEMO_MARKET_LIMIT = 16;
+
+const MINUTE = 60_000;
+/** Sizes are held in millionths of a share so trades with 6 decimals stay exact. */
+const MICRO = 1_000_000;
+
+/** sfc32: fast, small state, passes PractRand; seeded through a string hash so any seed works. */
+class Rng {
+  private a: number;
+  private b: number;
+  private c: number;
+  private d: number;
+
+  constructor(seed: number | string, stream: string) {
+    const text = `${seed}/${stream}`;
+    let h = 1779033703 ^ text.length;
+    const words: number[] = [];
+    for (let i = 0; i < text.length; i++) {
+      h = Math.imul(h ^ text.charCodeAt(i), 3432918353);
+      h = (h << 13) | (h >>> 19);
+    }
+    for (let i = 0; i < 4; i++) {
+      h = Math.imul(h ^ (h >>> 16), 2246822507);
+      h = Math.imul(h ^ (h >>> 13), 3266489909);
+      words.push((h ^= h >>> 16) >>> 0);
+    }
+    [this.a, this.b, this.c, this.d] = words;
+    for (let i = 0; i < 12; i++) this.u32();
+  }
+
+  u32(): number {
+    const t = (((this.a + this.b) | 0) + this.d) | 0;
+    this.d = (this.d + 1) | 0;
+    this.a = this.b ^ (this.b >>> 9);
+    this.b = (this.c + (this.c << 3)) | 0;
+    this.c = (this.c << 21) | (this.c >>> 11);
+    this.c = (this.c + t) | 0;
+    return t >>> 0;
+  }
+
+  next(): number {
+    return this.u32() / 4294967296;
+  }
+
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+
+  normal(): number {
+    return Math.sqrt(-2 * Math.log(1 - this.next())) * Math.cos(2 * Math.PI * this.next());
+  }
+
+  hex(chars: number): string {
+    let s = '';
+    while (s.length < chars) s += this.u32().toString(16).padStart(8, '0');
+    return s.slice(0, chars);
+  }
+
+  /** A uint256 token id as Polymarket prints it: 76–78 decimal digits, below 2^256. */
+  tokenId(): string {
+    const len = 76 + this.int(3);
+    let s = len === 78 ? '10' : String(1 + this.int(9));
+    while (s.length < len) s += String(this.int(10));
+    return s;
+  }
+}
+
+interface Template {
+  question: (year: number) => string;
+  description: string;
+  outcomes: [string, string];
+  /** Starting probability of the first outcome. */
+  p0: number;
+  /** Markets near 0 or 1 trade on the 0.001 grid, as on the exchange. */
+  fine: boolean;
+  /** Years after the end date's year at which the market resolves. */
+  resolvesIn: number;
+}
+
+const YES_NO: [string, string] = ['Yes', 'No'];
+const UP_DOWN: [string, string] = ['Up', 'Down'];
+
+const TEMPLATES: Template[] = [
+  { question: (y) => `Will the Fed cut rates in March ${y + 1}?`, description: 'This market will resolve to "Yes" if the FOMC announces a cut to the federal funds target range at its March meeting. Otherwise, it will resolve to "No".', outcomes: YES_NO, p0: 0.36, fine: false, resolvesIn: 1 },
+  { question: () => 'Bitcoin above $150k on Dec 31?', description: 'This market will resolve to "Yes" if the Binance BTC/USDT 1-minute candle close at 12:00 ET on December 31 is above $150,000.', outcomes: YES_NO, p0: 0.21, fine: false, resolvesIn: 0 },
+  { question: (y) => `Will Gavin Newsom win the ${y + 2} Democratic presidential nomination?`, description: 'This market will resolve to "Yes" if the named individual wins and accepts the Democratic nomination for U.S. president.', outcomes: YES_NO, p0: 0.24, fine: false, resolvesIn: 2 },
+  { question: (y) => `Will Ethereum reach $10,000 by December 31, ${y}?`, description: 'This market will resolve to "Yes" if any Binance ETH/USDT 1-minute candle has a final high at or above $10,000 before the end date.', outcomes: YES_NO, p0: 0.035, fine: true, resolvesIn: 0 },
+  { question: () => 'Bitcoin Up or Down this week?', description: 'This market will resolve to "Up" if the BTC/USDT close at the end of the week is at or above the close at its start, and "Down" otherwise.', outcomes: UP_DOWN, p0: 0.52, fine: false, resolvesIn: 0 },
+  { question: (y) => `Will OpenAI release GPT-6 before ${y + 1}?`, description: 'This market will resolve to "Yes" if OpenAI makes a model officially named GPT-6 publicly available before the date in the title.', outcomes: YES_NO, p0: 0.42, fine: false, resolvesIn: 1 },
+  { question: (y) => `US recession in ${y + 1}?`, description: 'This market will resolve to "Yes" if the NBER announces a recession beginning in the listed year, or two consecutive quarters of negative real GDP growth are reported.', outcomes: YES_NO, p0: 0.19, fine: false, resolvesIn: 1 },
+  { question: (y) => `Will the Lakers win the ${y + 1} NBA Finals?`, description: 'This market will resolve to "Yes" if the Los Angeles Lakers win the NBA Finals of the listed season.', outcomes: YES_NO, p0: 0.055, fine: true, resolvesIn: 1 },
+  { question: () => 'Ethereum Up or Down today?', description: 'This market will resolve to "Up" if the ETH/USDT close at 12:00 ET today is at or above the close 24 hours earlier, and "Down" otherwise.', outcomes: UP_DOWN, p0: 0.49, fine: false, resolvesIn: 0 },
+  { question: (y) => `Will Real Madrid win the ${y}–${String(y + 1).slice(2)} Champions League?`, description: 'This market will resolve to "Yes" if Real Madrid wins the UEFA Champions League final of the listed season.', outcomes: YES_NO, p0: 0.15, fine: false, resolvesIn: 1 },
+  { question: () => 'Will NVIDIA (NVDA) close above $240 end of January?', description: 'This market will resolve to "Yes" if the official closing price for NVIDIA (NVDA) on the final trading day of January is higher than the listed price.', outcomes: YES_NO, p0: 0.62, fine: false, resolvesIn: 1 },
+  { question: () => 'Gold above $4,000 on December 31?', description: 'This market will resolve to "Yes" if the COMEX gold front-month settlement on December 31 is above $4,000 per ounce.', outcomes: YES_NO, p0: 0.955, fine: true, resolvesIn: 0 },
+  { question: () => 'US government shutdown before February 1?', description: 'This market will resolve to "Yes" if the U.S. federal government enters a lapse in appropriations before the listed date.', outcomes: YES_NO, p0: 0.28, fine: false, resolvesIn: 1 },
+  { question: (y) => `Will SpaceX reach orbit with Starship in ${y + 1}?`, description: 'This market will resolve to "Yes" if a Starship upper stage completes at least one full orbit during the listed year.', outcomes: YES_NO, p0: 0.71, fine: false, resolvesIn: 1 },
+  { question: (y) => `Will Taylor Swift release a new album in ${y + 1}?`, description: 'This market will resolve to "Yes" if Taylor Swift releases a new studio album during the listed year.', outcomes: YES_NO, p0: 0.33, fine: false, resolvesIn: 1 },
+  { question: () => 'Solana above $300 on December 31?', description: 'This market will resolve to "Yes" if the Binance SOL/USDT 1-minute candle close at 12:00 ET on December 31 is above $300.', outcomes: YES_NO, p0: 0.028, fine: true, resolvesIn: 0 },
+];
+
+interface Market {
+  conditionId: string;
+  tokens: [string, string];
+  /** Grid units per 1.0: 100 for a 0.01 tick, 1000 for 0.001. */
+  n: number;
+  tickSize: string;
+  popularity: number;
+  /** Typical resting size in micro-shares. */
+  scale: number;
+  feeRateBps: string;
+  /** Fair value in grid units and the band its walk stays in. */
+  fair: number;
+  lo: number;
+  hi: number;
+}
+
+/** The simulated book of a market's first outcome, indexed by price in grid units. */
+class Book {
+  readonly bid: Float64Array;
+  readonly ask: Float64Array;
+  /** Best bid (0 when none) and best ask (n when none), in grid units. */
+  bb = 0;
+  ba: number;
+  nBids = 0;
+  nAsks = 0;
+  /** Target spread in ticks, re-chosen now and then. */
+  spread = 1;
+  lastTrade: number;
+
+  constructor(readonly n: number) {
+    this.bid = new Float64Array(n);
+    this.ask = new Float64Array(n);
+    this.ba = n;
+    this.lastTrade = 0;
+  }
+
+  set(isBid: boolean, k: number, size: number): void {
+    const side = isBid ? this.bid : this.ask;
+    const had = side[k] > 0;
+    side[k] = size;
+    if (isBid) {
+      this.nBids += (size > 0 ? 1 : 0) - (had ? 1 : 0);
+      if (size > 0 && k > this.bb) this.bb = k;
+      else if (size === 0 && k === this.bb) {
+        let j = k - 1;
+        while (j > 0 && this.bid[j] === 0) j--;
+        this.bb = j;
+      }
+    } else {
+      this.nAsks += (size > 0 ? 1 : 0) - (had ? 1 : 0);
+      if (size > 0 && k < this.ba) this.ba = k;
+      else if (size === 0 && k === this.ba) {
+        let j = k + 1;
+        while (j < this.n && this.ask[j] === 0) j++;
+        this.ba = j;
+      }
+    }
+  }
+
+  /** Price of the d-th level from the top of a side (0 = best), or -1 when the side is shorter. */
+  level(isBid: boolean, d: number): number {
+    if (isBid) {
+      for (let k = this.bb; k > 0; k--) if (this.bid[k] > 0 && d-- === 0) return k;
+    } else {
+      for (let k = this.ba; k < this.n; k++) if (this.ask[k] > 0 && d-- === 0) return k;
+    }
+    return -1;
+  }
+}
+
+/** Builds the dataset description; frames are generated lazily by `frames()`. */
+export function generateDemo(options: DemoOptions): DemoDataset {
+  const marketCount = options.markets ?? 12;
+  const days = options.days ?? 3;
+  if (!Number.isInteger(marketCount) || marketCount < 1 || marketCount > DEMO_MARKET_LIMIT) throw new RangeError(`markets must be 1..${DEMO_MARKET_LIMIT}`);
+  if (!(days > 0)) throw new RangeError('days must be positive');
+  if (!Number.isInteger(options.ticks) || options.ticks < 0) throw new RangeError('ticks must be a non-negative integer');
+  const endMs = Math.floor(options.endMs ?? Date.now());
+  const minutes = Math.max(1, Math.round(days * 1440));
+  const startMs = endMs - minutes * MINUTE;
+  const year = new Date(endMs).getUTCFullYear();
+
+  const rng = new Rng(options.seed, 'markets');
+  const picked = TEMPLATES.map((t, i) => ({ t, i, key: rng.next() }))
+    .sort((x, y) => x.key - y.key)
+    .slice(0, marketCount)
+    .sort((x, y) => x.i - y.i)
+    .map((x) => x.t);
+  const markets: Market[] = [];
+  const gammaMarkets: DemoGammaMarket[] = [];
+  for (const t of picked) {
+    const n = t.fine ? 1000 : 100;
+    const fair = t.p0 * n * (1 + 0.08 * rng.normal());
+    const lo = t.fine ? (t.p0 < 0.5 ? 4 : 880) : 12;
+    const hi = t.fine ? (t.p0 < 0.5 ? 120 : 996) : 88;
+    const m: Market = {
+      conditionId: `0x${rng.hex(64)}`,
+      tokens: [rng.tokenId(), rng.tokenId()],
+      n,
+      tickSize: t.fine ? '0.001' : '0.01',
+      popularity: Math.exp(0.9 * rng.normal()),
+      scale: Math.round(Math.exp(Math.log(250) + 0.8 * rng.normal()) * 100) * (MICRO / 100),
+      feeRateBps: t.outcomes === UP_DOWN ? '1000' : '0',
+      fair: Math.min(hi, Math.max(lo, fair)),
+      lo,
+      hi,
+    };
+    markets.push(m);
+    gammaMarkets.push(gammaMarket(t, m, rng, year, startMs, endMs));
+  }
+
+  return {
+    startMs,
+    endMs,
+    gammaMarkets,
+    frames: () => emitFrames(options.seed, options.ticks, markets, startMs, minutes),
+  };
+}
+
+function gammaMarket(t: Template, m: Market, rng: Rng, year: number, startMs: number, endMs: number): DemoGammaMarket {
+  const question = t.question(year);
+  const p = Math.round(m.fair) / m.n;
+  const endDate = t.outcomes === UP_DOWN ? new Date(endMs + 2 * 86_400_000) : new Date(Date.UTC(year + t.resolvesIn, 11, 31));
+  const created = new Date(startMs - (20 + rng.int(200)) * 86_400_000);
+  const volume = Math.exp(Math.log(2e6) + 1.2 * rng.normal());
+  const liquidity = volume / (20 + rng.int(80));
+  const tick = 1 / m.n;
+  return {
+    id: String(500_000 + rng.int(600_000)),
+    question,
+    conditionId: m.conditionId,
+    slug: `${question.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}${rng.next() < 0.4 ? `-${100 + rng.int(900)}` : ''}`,
+    resolutionSource: '',
+    endDate: endDate.toISOString().replace('.000Z', 'Z'),
+    liquidity: liquidity.toFixed(5),
+    startDate: created.toISOString(),
+    description: t.description,
+    outcomes: JSON.stringify(t.outcomes),
+    outcomePrices: JSON.stringify([p.toFixed(4), (1 - p).toFixed(4)]),
+    volume: String(volume),
+    active: true,
+    closed: false,
+    archived: false,
+    restricted: true,
+    questionID: `0x${rng.hex(64)}`,
+    enableOrderBook: true,
+    orderPriceMinTickSize: tick,
+    orderMinSize: 5,
+    volumeNum: volume,
+    liquidityNum: Number(liquidity.toFixed(5)),
+    endDateIso: endDate.toISOString().slice(0, 10),
+    startDateIso: created.toISOString().slice(0, 10),
+    clobTokenIds: JSON.stringify(m.tokens),
+    acceptingOrders: true,
+    negRisk: m.n === 1000,
+    spread: tick,
+    lastTradePrice: p,
+    bestBid: Math.max(0, p - tick / 2),
+    bestAsk: Math.min(1, p + tick / 2),
+  };
+}
+
+/** The frame stream: initial dump, then minute by minute trades, quotes and periodic `book`s. */
+function* emitFrames(seed: number | string, ticks: number, markets: Market[], startMs: number, minutes: number): Generator<string> {
+  const rng = new Rng(seed, 'frames');
+  const fair = markets.map((m) => m.fair);
+  const books = markets.map((m, i) => initialBook(rng, m, fair[i]));
+  const prices = new Map<number, string[]>();
+  for (const m of markets) if (!prices.has(m.n)) prices.set(m.n, priceStrings(m.n));
+  const ctx: Ctx = { rng, t: startMs, lines: [] };
+
+  yield `[${markets.map((m, i) => `${bookJson(ctx, m, books[i], 0, prices)},${bookJson(ctx, m, books[i], 1, prices)}`).join(',')}]`;
+
+  // Book re-sends are hourly unless that would eat more than 5% of a small tick budget.
+  const maxResends = Math.floor((0.05 * ticks) / (2 * markets.length));
+  const interval = Math.max(60, Math.ceil(minutes / Math.max(1, maxResends)));
+  const resendAt = markets.map(() => 1 + rng.int(interval - 1));
+  const resendTicks = resendAt.reduce((sum, o) => sum + (o < minutes ? 2 * (Math.floor((minutes - 1 - o) / interval) + 1) : 0), 0);
+  const flowBudget = Math.max(0, ticks - 2 * markets.length - resendTicks);
+
+  const { weight, focus } = activity(rng, startMs, minutes, markets.length);
+  let totalWeight = 0;
+  for (let i = 0; i < minutes; i++) totalWeight += weight[i];
+  const popularity = markets.map((m) => m.popularity);
+  const popularityTotal = popularity.reduce((a, b) => a + b, 0);
+
+  let flowDone = 0;
+  let cumulative = 0;
+  for (let i = 0; i < minutes; i++) {
+    const minuteStart = startMs + i * MINUTE;
+    cumulative += weight[i];
+    const target = i === minutes - 1 ? flowBudget : Math.round((flowBudget * cumulative) / totalWeight);
+    const focused = focus[i];
+    for (let j = 0; j < markets.length; j++) {
+      const m = markets[j];
+      const sigma = m.n === 1000 ? 0.45 : 0.13;
+      let f = fair[j] + sigma * rng.normal();
+      if (focused === j && (i === 0 || focus[i - 1] !== j)) f += (rng.next() < 0.5 ? -1 : 1) * (2 + rng.int(5)) * (m.n / 100);
+      fair[j] = f < m.lo ? 2 * m.lo - f : f > m.hi ? 2 * m.hi - f : f;
+      if (rng.next() < 0.01) books[j].spread = 1 + rng.int(3);
+    }
+    const resends: number[] = [];
+    for (let j = 0; j < markets.length; j++) if (i >= resendAt[j] && (i - resendAt[j]) % interval === 0) resends.push(j);
+    const resendOffset = rng.int(MINUTE);
+
+    const needed = target - flowDone;
+    const clusterSize = focused >= 0 ? 4 : 1.6;
+    const meanGap = MINUTE / (needed / (2.4 * clusterSize) + 1);
+    let cursor = minuteStart;
+    while (flowDone < target) {
+      cursor = Math.min(minuteStart + MINUTE - 1, cursor + Math.floor(-Math.log(1 - rng.next()) * meanGap));
+      if (resends.length && cursor >= minuteStart + resendOffset) yield* resendBooks(ctx, resends, markets, books, prices, minuteStart + resendOffset);
+      const j = focused >= 0 && rng.next() < 0.7 ? focused : pickWeighted(rng, popularity, popularityTotal);
+      const actions = 1 + Math.floor(-Math.log(1 - rng.next()) * (clusterSize - 1));
+      ctx.t = cursor;
+      for (let a = 0; a < actions && flowDone < target; a++) {
+        flowDone += act(ctx, markets[j], books[j], fair[j], prices);
+        yield* ctx.lines;
+        ctx.lines.length = 0;
+      }
+    }
+    if (resends.length) yield* resendBooks(ctx, resends, markets, books, prices, Math.max(ctx.t, minuteStart + resendOffset));
+  }
+}
+
+interface Ctx {
+  rng: Rng;
+  /** Timestamp of the frames being emitted. */
+  t: number;
+  /** Frames produced by the current action. */
+  lines: string[];
+}
+
+function* resendBooks(ctx: Ctx, resends: number[], markets: Market[], books: Book[], prices: Map<number, string[]>, t: number): Generator<string> {
+  ctx.t = t;
+  for (const j of resends) {
+    yield bookJson(ctx, markets[j], books[j], 0, prices);
+    yield bookJson(ctx, markets[j], books[j], 1, prices);
+  }
+  resends.length = 0;
+}
+
+/** Minute weights: a daily cycle (quiet in the European morning), noise, and bursts on one market. */
+function activity(rng: Rng, startMs: number, minutes: number, marketCount: number) {
+  const weight = new Float64Array(minutes);
+  const focus = new Int16Array(minutes).fill(-1);
+  let burstLeft = 0;
+  let burstMarket = -1;
+  let burstGain = 1;
+  for (let i = 0; i < minutes; i++) {
+    const hour = ((startMs + i * MINUTE) % 86_400_000) / 3_600_000;
+    const daily = 0.12 + 0.88 * Math.pow(0.5 + 0.5 * Math.cos((2 * Math.PI * (hour - 19)) / 24), 1.5);
+    if (burstLeft === 0 && rng.next() < 1 / 150) {
+      burstLeft = 2 + rng.int(14);
+      burstMarket = rng.int(marketCount);
+      burstGain = 4 + 16 * rng.next();
+    }
+    let w = daily * Math.exp(0.45 * rng.normal());
+    if (burstLeft > 0) {
+      w *= burstGain;
+      focus[i] = burstMarket;
+      burstLeft--;
+    }
+    weight[i] = w;
+  }
+  return { weight, focus };
+}
+
+function pickWeighted(rng: Rng, weights: number[], total: number): number {
+  let x = rng.next() * total;
+  for (let i = 0; i < weights.length; i++) if ((x -= weights[i]) < 0) return i;
+  return weights.length - 1;
+}
+
+/** Size of a fresh resting order `depth` levels from the top, in micro-shares (0.01 share steps). */
+function restingSize(rng: Rng, m: Market, depth: number): number {
+  const shares = (m.scale / MICRO) * (1 + 0.25 * depth) * Math.exp(0.9 * rng.normal());
+  const rounded = rng.next() < 0.4 ? Math.max(5, Math.round(shares)) : Math.max(5, Math.round(shares * 100) / 100);
+  return Math.round(rounded * MICRO);
+}
+
+function initialBook(rng: Rng, m: Market, fair: number): Book {
+  const b = new Book(m.n);
+  b.spread = 1 + rng.int(3);
+  const top = Math.max(1, Math.min(m.n - 1 - b.spread, Math.round(fair - b.spread / 2)));
+  for (const isBid of [true, false]) {
+    const best = isBid ? top : top + b.spread;
+    const room = isBid ? best : m.n - best;
+    const want = Math.min(room, 10 + rng.int(31));
+    const contiguous = Math.min(want - 1, 4 + rng.int(9));
+    let placed = 0;
+    for (let d = 0; d < room && placed < want - 1; d++) {
+      const k = isBid ? best - d : best + d;
+      const extreme = isBid ? k === 1 : k === m.n - 1;
+      const restLeft = room - d - 1;
+      if (!extreme && (d < contiguous || rng.next() * restLeft < want - 1 - placed)) {
+        b.set(isBid, k, restingSize(rng, m, d));
+        placed++;
+      }
+    }
+    // Deep liquidity at the extreme tick, as in real captures.
+    b.set(isBid, isBid ? 1 : m.n - 1, restingSize(rng, m, 60));
+  }
+  b.lastTrade = top + (rng.next() < 0.5 ? 0 : b.spread);
+  return b;
+}
+
+/**
+ * One market event; pushes its frames to ctx.lines and returns the ticks they make (2 for a
+ * mirrored price_change, 3 when a trade follows it).
+ */
+function act(ctx: Ctx, m: Market, b: Book, fair: number, prices: Map<number, string[]>): number {
+  const { rng } = ctx;
+  const wantBid = Math.max(1, Math.min(m.n - 1 - b.spread, Math.round(fair - b.spread / 2)));
+  const wantAsk = wantBid + b.spread;
+  const r = rng.next();
+  if (r < 0.65) {
+    // The book chases the fair value: stale quotes get hit or pulled, better ones appear.
+    if (b.bb > wantBid && b.nBids > 1) return rng.next() < 0.6 ? trade(ctx, m, b, false, true, prices) : change(ctx, m, b, true, b.bb, 0, prices);
+    if (b.ba < wantAsk && b.nAsks > 1) return rng.next() < 0.6 ? trade(ctx, m, b, true, true, prices) : change(ctx, m, b, false, b.ba, 0, prices);
+    if (b.bb < wantBid && b.bb + 1 < b.ba) return change(ctx, m, b, true, b.bb + 1, restingSize(rng, m, 0), prices);
+    if (b.ba > wantAsk && b.ba - 1 > b.bb) return change(ctx, m, b, false, b.ba - 1, restingSize(rng, m, 0), prices);
+  }
+  const isBid = rng.next() < 0.5;
+  const count = isBid ? b.nBids : b.nAsks;
+  const kind = rng.next();
+  if (kind < 0.3 && count > 1) return trade(ctx, m, b, !isBid, false, prices);
+  if (kind < 0.42 && count < 40) {
+    const best = isBid ? b.bb : b.ba;
+    const k = isBid ? best - 1 - rng.int(25) : best + 1 + rng.int(25);
+    const side = isBid ? b.bid : b.ask;
+    if (k > 0 && k < m.n && side[k] === 0 && (isBid ? k < b.ba : k > b.bb)) return change(ctx, m, b, isBid, k, restingSize(rng, m, Math.abs(k - best)), prices);
+  }
+  const depth = Math.min(count - 1, Math.floor(-Math.log(1 - rng.next()) * 3));
+  const k = b.level(isBid, Math.max(0, depth));
+  if (k < 0) return change(ctx, m, b, isBid, isBid ? Math.max(1, Math.min(wantBid, b.ba - 1)) : Math.min(m.n - 1, Math.max(wantAsk, b.bb + 1)), restingSize(rng, m, 0), prices);
+  const extreme = k === 1 || k === m.n - 1;
+  if (!extreme && count > 10 && rng.next() < 0.15) return change(ctx, m, b, isBid, k, 0, prices);
+  const side = isBid ? b.bid : b.ask;
+  const resized = Math.max(MICRO, Math.round((side[k] * Math.exp(0.5 * rng.normal())) / 10_000) * 10_000);
+  return change(ctx, m, b, isBid, k, resized, prices);
+}
+
+/** A taker order against the best level of a side: the level shrinks or goes, then the trade prints. */
+function trade(ctx: Ctx, m: Market, b: Book, takerBuys: boolean, sweep: boolean, prices: Map<number, string[]>): number {
+  const { rng } = ctx;
+  const k = takerBuys ? b.ba : b.bb;
+  const resting = takerBuys ? b.ask[k] : b.bid[k];
+  let qty = sweep ? resting : Math.min(resting, Math.round(resting * rng.next() * 0.8));
+  if (rng.next() < 0.3 && qty < resting) qty = Math.max(1, qty - rng.int(MICRO));
+  const left = resting - qty < MICRO ? 0 : resting - qty;
+  const ticks = change(ctx, m, b, !takerBuys, k, left, prices);
+  const filled = resting - left;
+  b.lastTrade = k;
+  // The print is reported on either outcome: buying the first at p is selling the second at 1 − p.
+  const onFirst = rng.next() < 0.5;
+  const p = prices.get(m.n)![onFirst ? k : m.n - k];
+  const side = onFirst === takerBuys ? 'BUY' : 'SELL';
+  ctx.lines.push(`{"asset_id":"${m.tokens[onFirst ? 0 : 1]}","event_type":"last_trade_price","fee_rate_bps":"${m.feeRateBps}","market":"${m.conditionId}","price":"${p}","side":"${side}","size":"${size(filled)}","timestamp":"${ctx.t}"}`);
+  return ticks + 1;
+}
+
+/** Sets one level of the first outcome's book and emits the current-format mirrored price_change. */
+function change(ctx: Ctx, m: Market, b: Book, isBid: boolean, k: number, sizeMicro: number, prices: Map<number, string[]>): number {
+  b.set(isBid, k, sizeMicro);
+  const px = prices.get(m.n)!;
+  const s = size(sizeMicro);
+  const [yesSide, noSide] = isBid ? ['BUY', 'SELL'] : ['SELL', 'BUY'];
+  ctx.lines.push(
+    `{"market":"${m.conditionId}","price_changes":[` +
+      `{"asset_id":"${m.tokens[0]}","price":"${px[k]}","size":"${s}","side":"${yesSide}","hash":"${ctx.rng.hex(40)}","best_bid":"${px[b.bb]}","best_ask":"${px[b.ba]}"},` +
+      `{"asset_id":"${m.tokens[1]}","price":"${px[m.n - k]}","size":"${s}","side":"${noSide}","hash":"${ctx.rng.hex(40)}","best_bid":"${px[m.n - b.ba]}","best_ask":"${px[m.n - b.bb]}"}` +
+      `],"timestamp":"${ctx.t}","event_type":"price_change"}`,
+  );
+  return 2;
+}
+
+/** A `book` frame for outcome 0 or its mirror, levels listed best-last like real captures. */
+function bookJson(ctx: Ctx, m: Market, b: Book, outcome: 0 | 1, prices: Map<number, string[]>): string {
+  const px = prices.get(m.n)!;
+  const bids: string[] = [];
+  const asks: string[] = [];
+  if (outcome === 0) {
+    for (let k = 1; k <= b.bb; k++) if (b.bid[k] > 0) bids.push(`{"price":"${px[k]}","size":"${size(b.bid[k])}"}`);
+    for (let k = m.n - 1; k >= b.ba; k--) if (b.ask[k] > 0) asks.push(`{"price":"${px[k]}","size":"${size(b.ask[k])}"}`);
+  } else {
+    for (let k = m.n - 1; k >= b.ba; k--) if (b.ask[k] > 0) bids.push(`{"price":"${px[m.n - k]}","size":"${size(b.ask[k])}"}`);
+    for (let k = 1; k <= b.bb; k++) if (b.bid[k] > 0) asks.push(`{"price":"${px[m.n - k]}","size":"${size(b.bid[k])}"}`);
+  }
+  const last = (outcome === 0 ? b.lastTrade : m.n - b.lastTrade) / m.n;
+  return `{"market":"${m.conditionId}","asset_id":"${m.tokens[outcome]}","timestamp":"${ctx.t}","hash":"${ctx.rng.hex(40)}","bids":[${bids.join(',')}],"asks":[${asks.join(',')}],"tick_size":"${m.tickSize}","event_type":"book","last_trade_price":"${last.toFixed(3)}"}`;
+}
+
+/** Decimal text of k/n for every grid point: "0", "0.01" … "0.99", "1". */
+function priceStrings(n: number): string[] {
+  return Array.from({ length: n + 1 }, (_, k) => String(k / n));
+}
+
+function size(micro: number): string {
+  return String(micro / MICRO);
+}

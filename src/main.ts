@@ -1,0 +1,62 @@
+import { serve } from '@hono/node-server';
+import { openAccountStore } from './accounts/index.js';
+import { createApp } from './app.js';
+import { createEngine } from './clickhouse/index.js';
+import { DataDirLockedError } from './clickhouse/errors.js';
+import { runMigrations } from './clickhouse/migrations.js';
+import { systemClock } from './clock.js';
+import { ConfigError, loadConfig } from './config.js';
+import { loadDemoDataIfEmpty } from './demo.js';
+import { log, setLogLevel } from './log.js';
+
+/** Boot: config → engine + migrations → account store → demo data → HTTP; SIGTERM drains. */
+async function main() {
+  const config = loadConfig();
+  setLogLevel(config.LOG_LEVEL);
+  const engine = createEngine(config);
+  log.info('clickhouse backend', { backend: engine.backend, location: engine.location });
+  const applied = await runMigrations(engine);
+  if (applied.length) log.info('migrations applied', { applied });
+  const accounts = await openAccountStore(config);
+  log.info('account store', { kind: accounts.kind });
+
+  const deps = { config, engine, accounts, clock: systemClock };
+  await loadDemoDataIfEmpty(deps);
+
+  const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
+    const url = `http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${info.port}`;
+    log.info('listening', { url, openapi: `${url}/v1/openapi.json` });
+    process.stdout.write(`\n  tickhouse is serving on ${url}  (dashboard: ${url}/, API contract: ${url}/v1/openapi.json)\n\n`);
+  });
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal, grace_seconds: config.SHUTDOWN_GRACE_SECONDS });
+    // Stop accepting, let in-flight requests finish up to the grace period, then close engines.
+    const force = setTimeout(() => {
+      log.warn('grace period over; closing remaining connections');
+      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+    }, config.SHUTDOWN_GRACE_SECONDS * 1000);
+    force.unref();
+    server.close(async () => {
+      await Promise.allSettled([engine.close(), accounts.close()]);
+      log.info('stopped');
+      process.exit(0);
+    });
+    (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError || err instanceof DataDirLockedError) {
+    process.stderr.write(`tickhouse: ${err.message}\n`);
+  } else {
+    process.stderr.write(`tickhouse: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  }
+  process.exit(1);
+});
