@@ -143,6 +143,7 @@ interface Template {
 const YES_NO: [string, string] = ['Yes', 'No'];
 const UP_DOWN: [string, string] = ['Up', 'Down'];
 
+/** Ordered so that the first eight already include both Up/Down markets and two on the 0.001 grid. */
 const TEMPLATES: Template[] = [
   { question: (y) => `Will the Fed cut rates in March ${y + 1}?`, description: 'This market will resolve to "Yes" if the FOMC announces a cut to the federal funds target range at its March meeting. Otherwise, it will resolve to "No".', outcomes: YES_NO, p0: 0.36, fine: false, resolvesIn: 1 },
   { question: () => 'Bitcoin above $150k on Dec 31?', description: 'This market will resolve to "Yes" if the Binance BTC/USDT 1-minute candle close at 12:00 ET on December 31 is above $150,000.', outcomes: YES_NO, p0: 0.21, fine: false, resolvesIn: 0 },
@@ -150,9 +151,9 @@ const TEMPLATES: Template[] = [
   { question: (y) => `Will Ethereum reach $10,000 by December 31, ${y}?`, description: 'This market will resolve to "Yes" if any Binance ETH/USDT 1-minute candle has a final high at or above $10,000 before the end date.', outcomes: YES_NO, p0: 0.035, fine: true, resolvesIn: 0 },
   { question: () => 'Bitcoin Up or Down this week?', description: 'This market will resolve to "Up" if the BTC/USDT close at the end of the week is at or above the close at its start, and "Down" otherwise.', outcomes: UP_DOWN, p0: 0.52, fine: false, resolvesIn: 0 },
   { question: (y) => `Will OpenAI release GPT-6 before ${y + 1}?`, description: 'This market will resolve to "Yes" if OpenAI makes a model officially named GPT-6 publicly available before the date in the title.', outcomes: YES_NO, p0: 0.42, fine: false, resolvesIn: 1 },
+  { question: () => 'Ethereum Up or Down today?', description: 'This market will resolve to "Up" if the ETH/USDT close at 12:00 ET today is at or above the close 24 hours earlier, and "Down" otherwise.', outcomes: UP_DOWN, p0: 0.49, fine: false, resolvesIn: 0 },
   { question: (y) => `US recession in ${y + 1}?`, description: 'This market will resolve to "Yes" if the NBER announces a recession beginning in the listed year, or two consecutive quarters of negative real GDP growth are reported.', outcomes: YES_NO, p0: 0.19, fine: false, resolvesIn: 1 },
   { question: (y) => `Will the Lakers win the ${y + 1} NBA Finals?`, description: 'This market will resolve to "Yes" if the Los Angeles Lakers win the NBA Finals of the listed season.', outcomes: YES_NO, p0: 0.055, fine: true, resolvesIn: 1 },
-  { question: () => 'Ethereum Up or Down today?', description: 'This market will resolve to "Up" if the ETH/USDT close at 12:00 ET today is at or above the close 24 hours earlier, and "Down" otherwise.', outcomes: UP_DOWN, p0: 0.49, fine: false, resolvesIn: 0 },
   { question: (y) => `Will Real Madrid win the ${y}–${String(y + 1).slice(2)} Champions League?`, description: 'This market will resolve to "Yes" if Real Madrid wins the UEFA Champions League final of the listed season.', outcomes: YES_NO, p0: 0.15, fine: false, resolvesIn: 1 },
   { question: () => 'Will NVIDIA (NVDA) close above $240 end of January?', description: 'This market will resolve to "Yes" if the official closing price for NVIDIA (NVDA) on the final trading day of January is higher than the listed price.', outcomes: YES_NO, p0: 0.62, fine: false, resolvesIn: 1 },
   { question: () => 'Gold above $4,000 on December 31?', description: 'This market will resolve to "Yes" if the COMEX gold front-month settlement on December 31 is above $4,000 per ounce.', outcomes: YES_NO, p0: 0.955, fine: true, resolvesIn: 0 },
@@ -171,7 +172,6 @@ interface Market {
   popularity: number;
   /** Typical resting size in micro-shares. */
   scale: number;
-  feeRateBps: string;
   /** Fair value in grid units and the band its walk stays in. */
   fair: number;
   lo: number;
@@ -245,14 +245,9 @@ export function generateDemo(options: DemoOptions): DemoDataset {
   const year = new Date(endMs).getUTCFullYear();
 
   const rng = new Rng(options.seed, 'markets');
-  const picked = TEMPLATES.map((t, i) => ({ t, i, key: rng.next() }))
-    .sort((x, y) => x.key - y.key)
-    .slice(0, marketCount)
-    .sort((x, y) => x.i - y.i)
-    .map((x) => x.t);
   const markets: Market[] = [];
   const gammaMarkets: DemoGammaMarket[] = [];
-  for (const t of picked) {
+  for (const t of TEMPLATES.slice(0, marketCount)) {
     const n = t.fine ? 1000 : 100;
     const fair = t.p0 * n * (1 + 0.08 * rng.normal());
     const lo = t.fine ? (t.p0 < 0.5 ? 4 : 880) : 12;
@@ -264,7 +259,6 @@ export function generateDemo(options: DemoOptions): DemoDataset {
       tickSize: t.fine ? '0.001' : '0.01',
       popularity: Math.exp(0.9 * rng.normal()),
       scale: Math.round(Math.exp(Math.log(250) + 0.8 * rng.normal()) * 100) * (MICRO / 100),
-      feeRateBps: t.outcomes === UP_DOWN ? '1000' : '0',
       fair: Math.min(hi, Math.max(lo, fair)),
       lo,
       hi,
@@ -283,7 +277,8 @@ export function generateDemo(options: DemoOptions): DemoDataset {
 
 function gammaMarket(t: Template, m: Market, rng: Rng, year: number, startMs: number, endMs: number): DemoGammaMarket {
   const question = t.question(year);
-  const p = Math.round(m.fair) / m.n;
+  const mid = Math.round(m.fair);
+  const p = mid / m.n;
   const endDate = t.outcomes === UP_DOWN ? new Date(endMs + 2 * 86_400_000) : new Date(Date.UTC(year + t.resolvesIn, 11, 31));
   const created = new Date(startMs - (20 + rng.int(200)) * 86_400_000);
   const volume = Math.exp(Math.log(2e6) + 1.2 * rng.normal());
@@ -317,10 +312,10 @@ function gammaMarket(t: Template, m: Market, rng: Rng, year: number, startMs: nu
     clobTokenIds: JSON.stringify(m.tokens),
     acceptingOrders: true,
     negRisk: m.n === 1000,
-    spread: tick,
+    spread: 2 / m.n,
     lastTradePrice: p,
-    bestBid: Math.max(0, p - tick / 2),
-    bestAsk: Math.min(1, p + tick / 2),
+    bestBid: (mid - 1) / m.n,
+    bestAsk: (mid + 1) / m.n,
   };
 }
 
@@ -357,9 +352,11 @@ function* emitFrames(seed: number | string, ticks: number, markets: Market[], st
     const focused = focus[i];
     for (let j = 0; j < markets.length; j++) {
       const m = markets[j];
-      const sigma = m.n === 1000 ? 0.45 : 0.13;
-      let f = fair[j] + sigma * rng.normal();
-      if (focused === j && (i === 0 || focus[i - 1] !== j)) f += (rng.next() < 0.5 ? -1 : 1) * (2 + rng.int(5)) * (m.n / 100);
+      // News moves a market by a few cents at the start of its burst; 0.001-grid markets sit near
+      // 0 or 1 where the same news moves the price less.
+      const fine = m.n === 1000;
+      let f = fair[j] + (fine ? 0.25 : 0.1) * rng.normal();
+      if (focused === j && (i === 0 || focus[i - 1] !== j)) f += (rng.next() < 0.5 ? -1 : 1) * (2 + rng.int(5)) * (fine ? 3 : 1);
       fair[j] = f < m.lo ? 2 * m.lo - f : f > m.hi ? 2 * m.hi - f : f;
       if (rng.next() < 0.01) books[j].spread = 1 + rng.int(3);
     }
@@ -510,8 +507,8 @@ function trade(ctx: Ctx, m: Market, b: Book, takerBuys: boolean, sweep: boolean,
   const { rng } = ctx;
   const k = takerBuys ? b.ba : b.bb;
   const resting = takerBuys ? b.ask[k] : b.bid[k];
-  let qty = sweep ? resting : Math.min(resting, Math.round(resting * rng.next() * 0.8));
-  if (rng.next() < 0.3 && qty < resting) qty = Math.max(1, qty - rng.int(MICRO));
+  let qty = sweep ? resting : Math.min(resting, 5 * MICRO + Math.round(resting * rng.next() * 0.8));
+  if (rng.next() < 0.3 && qty < resting) qty -= rng.int(MICRO);
   const left = resting - qty < MICRO ? 0 : resting - qty;
   const ticks = change(ctx, m, b, !takerBuys, k, left, prices);
   const filled = resting - left;
@@ -520,7 +517,7 @@ function trade(ctx: Ctx, m: Market, b: Book, takerBuys: boolean, sweep: boolean,
   const onFirst = rng.next() < 0.5;
   const p = prices.get(m.n)![onFirst ? k : m.n - k];
   const side = onFirst === takerBuys ? 'BUY' : 'SELL';
-  ctx.lines.push(`{"asset_id":"${m.tokens[onFirst ? 0 : 1]}","event_type":"last_trade_price","fee_rate_bps":"${m.feeRateBps}","market":"${m.conditionId}","price":"${p}","side":"${side}","size":"${size(filled)}","timestamp":"${ctx.t}"}`);
+  ctx.lines.push(`{"asset_id":"${m.tokens[onFirst ? 0 : 1]}","event_type":"last_trade_price","fee_rate_bps":"0","market":"${m.conditionId}","price":"${p}","side":"${side}","size":"${size(filled)}","timestamp":"${ctx.t}"}`);
   return ticks + 1;
 }
 

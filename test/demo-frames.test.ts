@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import { generateDemo } from '../src/ingest/demo-frames.js';
+
+const END = Date.UTC(2026, 10, 21, 20, 15, 0);
+const TICKS = 60_000;
+
+interface Level { price: string; size: string }
+type Book = { bids: Map<string, number>; asks: Map<string, number> };
+
+/** Replays the frames the way the normalizer does (INGEST.md §2) and records what a user would see. */
+function replay(lines: Iterable<string>, tickOf: Map<string, number>) {
+  const books = new Map<string, Book>();
+  const stats = { ticks: 0, frames: 0, books: 0, changes: 0, trades: 0, removals: 0, first: Infinity, last: 0, backwards: 0, offGrid: [] as string[], badBest: [] as string[], malformed: [] as string[] };
+  const check = (ok: boolean, what: string) => {
+    if (!ok) stats.malformed.push(what);
+  };
+  const onGrid = (asset: string, price: string) => {
+    const units = Number(price) / tickOf.get(asset)!;
+    if (!/^(0|1|0\.\d{1,3})$/.test(price) || Math.abs(units - Math.round(units)) > 1e-9) stats.offGrid.push(`${asset} ${price}`);
+  };
+  const best = (side: Map<string, number>, bid: boolean) => {
+    let b = bid ? 0 : 1;
+    for (const p of side.keys()) b = bid ? Math.max(b, Number(p)) : Math.min(b, Number(p));
+    return String(b);
+  };
+  for (const line of lines) {
+    stats.frames++;
+    const parsed = JSON.parse(line);
+    for (const e of Array.isArray(parsed) ? parsed : [parsed]) {
+      check(typeof e.timestamp === 'string' && /^0x[0-9a-f]{64}$/.test(e.market), `ids/timestamp: ${line.slice(0, 200)}`);
+      const t = Number(e.timestamp);
+      if (t < stats.last) stats.backwards++;
+      stats.first = Math.min(stats.first, t);
+      stats.last = Math.max(stats.last, t);
+      if (e.event_type === 'book') {
+        stats.ticks++;
+        stats.books++;
+        check(/^[0-9a-f]{40}$/.test(e.hash), `book hash ${e.hash}`);
+        const book: Book = { bids: new Map(), asks: new Map() };
+        (e.bids as Level[]).forEach((l, i, all) => {
+          onGrid(e.asset_id, l.price);
+          check(i === 0 || Number(l.price) > Number(all[i - 1].price), 'bids ascending');
+          book.bids.set(l.price, Number(l.size));
+        });
+        (e.asks as Level[]).forEach((l, i, all) => {
+          onGrid(e.asset_id, l.price);
+          check(i === 0 || Number(l.price) < Number(all[i - 1].price), 'asks descending');
+          book.asks.set(l.price, Number(l.size));
+        });
+        books.set(e.asset_id, book);
+      } else if (e.event_type === 'price_change') {
+        const [a, b] = e.price_changes;
+        check(e.price_changes.length === 2 && b.size === a.size && b.side !== a.side && Math.round((Number(a.price) + Number(b.price)) * 1000) === 1000, `mirror: ${line}`);
+        for (const c of e.price_changes) {
+          stats.ticks++;
+          stats.changes++;
+          check(/^[0-9a-f]{40}$/.test(c.hash) && (c.side === 'BUY' || c.side === 'SELL'), `item: ${JSON.stringify(c)}`);
+          onGrid(c.asset_id, c.price);
+          const book = books.get(c.asset_id)!;
+          const side = c.side === 'BUY' ? book.bids : book.asks;
+          if (c.size === '0') {
+            stats.removals++;
+            side.delete(c.price);
+          } else side.set(c.price, Number(c.size));
+          const bb = best(book.bids, true);
+          const ba = best(book.asks, false);
+          if (c.best_bid !== bb || c.best_ask !== ba || !(Number(c.best_bid) < Number(c.best_ask))) stats.badBest.push(`${c.asset_id} ${c.best_bid}/${c.best_ask} book ${bb}/${ba}`);
+        }
+      } else if (e.event_type === 'last_trade_price') {
+        stats.ticks++;
+        stats.trades++;
+        onGrid(e.asset_id, e.price);
+        check(e.fee_rate_bps === '0' && (e.side === 'BUY' || e.side === 'SELL') && Number(e.size) > 0, `trade: ${line}`);
+      } else throw new Error(`unexpected event ${e.event_type}`);
+    }
+  }
+  return stats;
+}
+
+function tickSizes(markets: ReturnType<typeof generateDemo>['gammaMarkets']) {
+  const m = new Map<string, number>();
+  for (const g of markets) for (const id of JSON.parse(g.clobTokenIds) as string[]) m.set(id, g.orderPriceMinTickSize);
+  return m;
+}
+
+describe('generateDemo', () => {
+  const demo = generateDemo({ seed: 42, ticks: TICKS, endMs: END });
+
+  it('gives the same frames for the same seed and different frames for another seed', () => {
+    const a = [...demo.frames()];
+    const again = [...generateDemo({ seed: 42, ticks: TICKS, endMs: END }).frames()];
+    expect(again).toEqual(a);
+    expect([...demo.frames()]).toEqual(a);
+    const other = [...generateDemo({ seed: 43, ticks: TICKS, endMs: END }).frames()];
+    expect(other[0]).not.toBe(a[0]);
+    expect(other.slice(1, 50)).not.toEqual(a.slice(1, 50));
+  });
+
+  it('writes a Gamma markets file: JSON-encoded outcomes and token ids, real-looking ids and questions', () => {
+    const parsed = JSON.parse(JSON.stringify(demo.gammaMarkets)) as Record<string, unknown>[];
+    expect(parsed).toHaveLength(12);
+    const outcomes = parsed.map((m) => JSON.parse(m.outcomes as string) as string[]);
+    expect(outcomes.filter((o) => o[0] === 'Up' && o[1] === 'Down')).toHaveLength(2);
+    expect(outcomes.filter((o) => o[0] === 'Yes' && o[1] === 'No')).toHaveLength(10);
+    expect(parsed.filter((m) => m.orderPriceMinTickSize === 0.001).length).toBeGreaterThanOrEqual(2);
+    expect(parsed.map((m) => m.question)).toContain('Will the Fed cut rates in March 2027?');
+    for (const m of parsed) {
+      expect(m.conditionId).toMatch(/^0x[0-9a-f]{64}$/);
+      const tokens = JSON.parse(m.clobTokenIds as string) as string[];
+      expect(tokens).toHaveLength(2);
+      for (const id of tokens) expect(id).toMatch(/^[1-9]\d{75,77}$/);
+      expect(m.slug).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
+      expect(m.active).toBe(true);
+      expect(m.closed).toBe(false);
+      expect(Number.isNaN(Date.parse(m.endDate as string))).toBe(false);
+    }
+    expect(new Set(parsed.flatMap((m) => JSON.parse(m.clobTokenIds as string))).size).toBe(24);
+  });
+
+  it('yields frames that replay into consistent books over the requested days: ticks as requested, on the grid, bid below ask', () => {
+    const s = replay(demo.frames(), tickSizes(demo.gammaMarkets));
+    expect(Math.abs(s.ticks - TICKS)).toBeLessThanOrEqual(2);
+    expect(s.offGrid).toEqual([]);
+    expect(s.badBest).toEqual([]);
+    expect(s.backwards).toBe(0);
+    expect(s.malformed).toEqual([]);
+    // Initial dump plus hourly-or-rarer re-sends; most ticks are changes, with trades and removals among them.
+    expect(s.books).toBeGreaterThanOrEqual(48);
+    expect(s.trades).toBeGreaterThan(TICKS / 20);
+    expect(s.removals).toBeGreaterThan(TICKS / 50);
+    expect(s.changes).toBeGreaterThan(TICKS / 2);
+    expect(demo.startMs).toBe(END - 3 * 86_400_000);
+    expect(s.first).toBe(demo.startMs);
+    expect(s.last).toBeLessThan(END);
+    expect(s.last).toBeGreaterThan(END - 3_600_000);
+  });
+
+  it('starts with a JSON array of books, bids ascending and asks descending, 10 to 41 levels a side', () => {
+    const first = demo.frames().next().value as string;
+    expect(first.startsWith('[')).toBe(true);
+    const books = JSON.parse(first) as { event_type: string; bids: Level[]; asks: Level[]; tick_size: string }[];
+    expect(books).toHaveLength(24);
+    for (const b of books) {
+      expect(b.event_type).toBe('book');
+      expect(['0.01', '0.001']).toContain(b.tick_size);
+      for (const side of [b.bids, b.asks]) {
+        expect(side.length).toBeGreaterThanOrEqual(10);
+        expect(side.length).toBeLessThanOrEqual(41);
+        for (const l of side) expect(l.size).toMatch(/^\d+(\.\d{1,6})?$/);
+      }
+    }
+  });
+
+  it('honours days and market count, and rejects what it cannot generate', () => {
+    const small = generateDemo({ seed: 'x', ticks: 5_000, markets: 8, days: 4, endMs: END });
+    expect(small.gammaMarkets).toHaveLength(8);
+    const s = replay(small.frames(), tickSizes(small.gammaMarkets));
+    expect(Math.abs(s.ticks - 5_000)).toBeLessThanOrEqual(2);
+    expect(s.first).toBe(END - 4 * 86_400_000);
+    expect(s.badBest).toEqual([]);
+    expect(() => generateDemo({ seed: 1, ticks: 10, markets: 17 })).toThrow(RangeError);
+    expect(() => generateDemo({ seed: 1, ticks: -1 })).toThrow(RangeError);
+  });
+});
