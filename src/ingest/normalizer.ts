@@ -1,0 +1,371 @@
+import { createHash } from 'node:crypto';
+import { Book } from './book.js';
+import { isRecord, parseNewMarket } from './gamma.js';
+import type { Level, MarketRow, SnapshotRow, TickEvent, TickRow } from './rows.js';
+
+/**
+ * Raw market-channel frames → rows, exactly per INGEST.md §2. Pure and synchronous: the live
+ * recorder and the file replayer push the same text and get the same rows, so a recorded file
+ * replays into what the recorder wrote.
+ */
+
+/** Receives rows in arrival order (the batch writer implements it). */
+export interface RowSink {
+  tick(row: TickRow): void;
+  snapshot(row: SnapshotRow): void;
+  market(row: MarketRow): void;
+}
+
+/**
+ * Hands out `seq` for the next row: `lineNo` is the 1-based number of the pushed line, `itemIndex`
+ * counts the ticks emitted so far from that line. Must increase with every call and stay < 2^53.
+ */
+export type SeqSource = (lineNo: number, itemIndex: number) => number;
+
+/** When to store a checkpoint of a grounded in-memory book: after `changes` price_change items or `ms` of event time since its last snapshot. */
+export interface CheckpointPolicy {
+  changes: number;
+  ms: number;
+}
+
+export const DEFAULT_CHECKPOINTS: CheckpointPolicy = { changes: 200, ms: 60_000 };
+
+export interface NormalizerOptions {
+  seq: SeqSource;
+  /** `false` stores no checkpoints. */
+  checkpoints?: CheckpointPolicy | false;
+}
+
+export type EventKind =
+  | 'book'
+  | 'price_change'
+  | 'last_trade_price'
+  | 'new_market'
+  | 'market_resolved'
+  | 'tick_size_change'
+  | 'best_bid_ask'
+  | 'unknown';
+
+export interface NormalizerStats {
+  /** Lines pushed, blank and `PONG` included. */
+  lines: number;
+  /** Lines that parsed as a JSON object or array. */
+  frames: number;
+  pongs: number;
+  /** Events seen per `event_type` (malformed ones included); unrecognised types under `unknown`. */
+  events: Record<EventKind, number>;
+  ticks: number;
+  /** Exchange `book` snapshots. */
+  snapshots: number;
+  checkpoints: number;
+  markets: number;
+  /** `tick_size_change` and `best_bid_ask` events: understood, deliberately not stored. */
+  skipped: number;
+  /** Events of an unrecognised type (also counted in `events.unknown`). */
+  unknown: number;
+  /** Lines with bad JSON or at least one event missing or mangling a field. */
+  malformed: number;
+  /** Line numbers of the first 10 malformed lines. */
+  malformedLines: number[];
+}
+
+/**
+ * The replay seq: `base·2^40 + lineNo·2^12 + itemIndex`, with a 13-bit `base` hashed from
+ * `sourceId`. The same source replayed gives the same seq values (so batch deduplication
+ * recognises the rows), two sources rarely share a base, and a line with more than 4096 ticks
+ * pushes the following values up instead of colliding with the next line.
+ */
+export function fileSeq(sourceId: string): SeqSource {
+  const base = createHash('sha256').update(sourceId).digest().readUInt16BE(0) & 0x1fff;
+  const offset = base * 2 ** 40;
+  let last = -1;
+  return (lineNo, itemIndex) => {
+    last = Math.max(last + 1, offset + lineNo * 4096 + itemIndex);
+    return last;
+  };
+}
+
+interface AssetState {
+  book: Book | null;
+  /** The book descends from a `book` event of this run, so it holds every level (checkpoints allowed). */
+  grounded: boolean;
+  market: string;
+  /** price_change items applied since the last snapshot. */
+  changes: number;
+  /** Event time of the last snapshot. */
+  snapshotT: number;
+}
+
+interface Change {
+  asset: string;
+  bid: boolean;
+  price: number;
+  size: number;
+  bestBid: number | undefined;
+  bestAsk: number | undefined;
+}
+
+const MAX_MALFORMED_LINES = 10;
+
+export class Normalizer {
+  readonly stats: NormalizerStats = {
+    lines: 0,
+    frames: 0,
+    pongs: 0,
+    events: { book: 0, price_change: 0, last_trade_price: 0, new_market: 0, market_resolved: 0, tick_size_change: 0, best_bid_ask: 0, unknown: 0 },
+    ticks: 0,
+    snapshots: 0,
+    checkpoints: 0,
+    markets: 0,
+    skipped: 0,
+    unknown: 0,
+    malformed: 0,
+    malformedLines: [],
+  };
+  private readonly assets = new Map<string, AssetState>();
+  /** asset_id → outcome label upper-cased: the `side` of its ticks. */
+  private readonly labels = new Map<string, string>();
+  private readonly seq: SeqSource;
+  private readonly policy: CheckpointPolicy | false;
+  private lineNo = 0;
+  private itemIndex = 0;
+  private lastMalformedLine = 0;
+
+  constructor(
+    private readonly sink: RowSink,
+    options: NormalizerOptions,
+  ) {
+    this.seq = options.seq;
+    this.policy = options.checkpoints ?? DEFAULT_CHECKPOINTS;
+  }
+
+  /** Known metadata (e.g. from Gamma): labels the ticks that follow and passes the rows to the sink. */
+  addMarkets(rows: readonly MarketRow[]): void {
+    for (const row of rows) this.emitMarket(row);
+  }
+
+  /** The in-memory book of an asset, if a `book` or `price_change` started one. */
+  book(assetId: string): Book | undefined {
+    return this.assets.get(assetId)?.book ?? undefined;
+  }
+
+  /** One raw frame exactly as received (a line of a replay file). Never throws on bad input. */
+  push(line: string): void {
+    this.lineNo++;
+    this.itemIndex = 0;
+    this.stats.lines++;
+    const text = line.trim();
+    if (text === '') return;
+    if (text === 'PONG') {
+      this.stats.pongs++;
+      return;
+    }
+    let frame: unknown;
+    try {
+      frame = JSON.parse(text);
+    } catch {
+      this.malformed();
+      return;
+    }
+    if (Array.isArray(frame)) {
+      this.stats.frames++;
+      for (const event of frame) this.event(event);
+    } else if (isRecord(frame)) {
+      this.stats.frames++;
+      this.event(frame);
+    } else {
+      this.malformed();
+    }
+  }
+
+  private event(e: unknown): void {
+    if (!isRecord(e) || typeof e.event_type !== 'string') return this.malformed();
+    const events = this.stats.events;
+    switch (e.event_type) {
+      case 'book':
+        events.book++;
+        return this.onBook(e);
+      case 'price_change':
+        events.price_change++;
+        return this.onPriceChange(e);
+      case 'last_trade_price':
+        events.last_trade_price++;
+        return this.onTrade(e);
+      case 'new_market':
+        events.new_market++;
+        return this.onNewMarket(e);
+      case 'market_resolved':
+        // Nothing in the schema records resolution; the market's rows stay as they are.
+        events.market_resolved++;
+        return;
+      case 'tick_size_change':
+      case 'best_bid_ask':
+        events[e.event_type]++;
+        this.stats.skipped++;
+        return;
+      default:
+        events.unknown++;
+        this.stats.unknown++;
+    }
+  }
+
+  private onBook(e: Record<string, unknown>): void {
+    const asset = id(e.asset_id);
+    const t = time(e.timestamp);
+    const bids = levels(e.bids);
+    const asks = levels(e.asks);
+    if (asset === null || t < 0 || bids === null || asks === null) return this.malformed();
+    const state = this.state(asset);
+    if (typeof e.market === 'string') state.market = e.market;
+    const book = (state.book ??= new Book());
+    book.replace(bids, asks);
+    state.grounded = true;
+    const seq = this.emitTick(asset, t, 'book', book.bestBid(), book.bestAsk(), 0, 0, state.market);
+    this.emitSnapshot(state, asset, t, seq, 0);
+  }
+
+  private onPriceChange(e: Record<string, unknown>): void {
+    const t = time(e.timestamp);
+    if (t < 0) return this.malformed();
+    // Parse every item before applying any, so a malformed event leaves no half-applied update.
+    const changes: Change[] = [];
+    if (Array.isArray(e.price_changes)) {
+      for (const item of e.price_changes) {
+        const c = isRecord(item) ? change(item, item.asset_id ?? e.asset_id) : null;
+        if (c === null) return this.malformed();
+        changes.push(c);
+      }
+    } else if (Array.isArray(e.changes)) {
+      for (const item of e.changes) {
+        const c = isRecord(item) ? change(item, e.asset_id) : null;
+        if (c === null) return this.malformed();
+        changes.push(c);
+      }
+    } else {
+      const c = change(e, e.asset_id);
+      if (c === null) return this.malformed();
+      changes.push(c);
+    }
+    const market = typeof e.market === 'string' ? e.market : null;
+    for (const c of changes) this.applyChange(c, t, market);
+  }
+
+  private applyChange(c: Change, t: number, market: string | null): void {
+    const state = this.state(c.asset);
+    if (market !== null) state.market = market;
+    // A book started by price_change alone is not grounded: it may lack levels an earlier file knew.
+    const book = (state.book ??= new Book());
+    book.set(c.bid ? 'bid' : 'ask', c.price, c.size);
+    const seq = this.emitTick(c.asset, t, 'price_change', c.bestBid ?? book.bestBid(), c.bestAsk ?? book.bestAsk(), c.price, c.size, state.market);
+    if (!state.grounded || this.policy === false) return;
+    state.changes++;
+    if (state.changes >= this.policy.changes || t - state.snapshotT >= this.policy.ms) this.emitSnapshot(state, c.asset, t, seq, 1);
+  }
+
+  private onTrade(e: Record<string, unknown>): void {
+    const asset = id(e.asset_id);
+    const t = time(e.timestamp);
+    const price = num(e.price);
+    const size = num(e.size);
+    if (asset === null || t < 0 || price < 0 || size < 0) return this.malformed();
+    // A trade alone creates no book: read the current one without adding state.
+    const state = this.assets.get(asset);
+    const book = state?.book;
+    const market = typeof e.market === 'string' ? e.market : (state?.market ?? '');
+    this.emitTick(asset, t, 'last_trade_price', book ? book.bestBid() : 0, book ? book.bestAsk() : 1, price, size, market);
+  }
+
+  private onNewMarket(e: Record<string, unknown>): void {
+    const t = time(e.timestamp);
+    const rows = t < 0 ? null : parseNewMarket(e, t);
+    if (rows === null) return this.malformed();
+    for (const row of rows) this.emitMarket(row);
+  }
+
+  private emitTick(asset_id: string, t: number, event: TickEvent, best_bid: number, best_ask: number, price: number, size: number, market: string): number {
+    const seq = this.seq(this.lineNo, this.itemIndex++);
+    const side = this.labels.get(asset_id) ?? 'UNKNOWN';
+    this.sink.tick({ asset_id, t, seq, event, side, best_bid, best_ask, price, size, market });
+    this.stats.ticks++;
+    return seq;
+  }
+
+  private emitSnapshot(state: AssetState, asset_id: string, t: number, seq: number, is_checkpoint: 0 | 1): void {
+    const { bids, asks } = state.book!.levels();
+    this.sink.snapshot({ asset_id, t, seq, is_checkpoint, market: state.market, bids, asks });
+    if (is_checkpoint) this.stats.checkpoints++;
+    else this.stats.snapshots++;
+    state.changes = 0;
+    state.snapshotT = t;
+  }
+
+  private emitMarket(row: MarketRow): void {
+    this.labels.set(row.asset_id, row.outcome.toUpperCase());
+    this.sink.market(row);
+    this.stats.markets++;
+  }
+
+  private state(asset: string): AssetState {
+    let s = this.assets.get(asset);
+    if (!s) {
+      s = { book: null, grounded: false, market: '', changes: 0, snapshotT: 0 };
+      this.assets.set(asset, s);
+    }
+    return s;
+  }
+
+  private malformed(): void {
+    if (this.lastMalformedLine === this.lineNo) return;
+    this.lastMalformedLine = this.lineNo;
+    this.stats.malformed++;
+    if (this.stats.malformedLines.length < MAX_MALFORMED_LINES) this.stats.malformedLines.push(this.lineNo);
+  }
+}
+
+/** A price_change item, or null when a field is missing or not a number. */
+function change(item: Record<string, unknown>, assetId: unknown): Change | null {
+  const asset = id(assetId);
+  const price = num(item.price);
+  const size = num(item.size);
+  const side = item.side;
+  const bestBid = optionalNum(item.best_bid);
+  const bestAsk = optionalNum(item.best_ask);
+  if (asset === null || price < 0 || size < 0 || (side !== 'BUY' && side !== 'SELL') || Number.isNaN(bestBid) || Number.isNaN(bestAsk)) return null;
+  return { asset, bid: side === 'BUY', price, size, bestBid, bestAsk };
+}
+
+function id(v: unknown): string | null {
+  return typeof v === 'string' && v !== '' ? v : null;
+}
+
+/** A non-negative finite number given as a string (the wire form) or a number; -1 when invalid. */
+function num(v: unknown): number {
+  const n = typeof v === 'string' ? (v === '' ? NaN : Number(v)) : typeof v === 'number' ? v : NaN;
+  return Number.isFinite(n) && n >= 0 ? n : -1;
+}
+
+/** Epoch milliseconds as an integer; -1 when invalid. */
+function time(v: unknown): number {
+  const n = num(v);
+  return Number.isInteger(n) ? n : -1;
+}
+
+/** Absent (missing, null, "") → undefined; present but invalid → NaN. */
+function optionalNum(v: unknown): number | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  const n = num(v);
+  return n < 0 ? NaN : n;
+}
+
+function levels(v: unknown): Level[] | null {
+  if (!Array.isArray(v)) return null;
+  const out: Level[] = [];
+  for (const l of v) {
+    if (!isRecord(l)) return null;
+    const price = num(l.price);
+    const size = num(l.size);
+    if (price < 0 || size < 0) return null;
+    out.push([price, size]);
+  }
+  return out;
+}

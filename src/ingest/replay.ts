@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open, readFile } from 'node:fs/promises';
+import { createGunzip } from 'node:zlib';
+import type { Engine } from '../clickhouse/engine.js';
+import { parseGammaMarkets, type GammaMarket } from './gamma.js';
+import { fileSeq, Normalizer, type CheckpointPolicy, type NormalizerStats } from './normalizer.js';
+import { BatchWriter, type WriterStats } from './writer.js';
+
+export interface ReplayProgress {
+  lines: number;
+  /** Rows the engine acknowledged so far, all tables. */
+  rowsWritten: number;
+  elapsedMs: number;
+}
+
+export interface ReplayOptions {
+  /**
+   * Identifies the input: seq values and deduplication tokens derive from it, so replaying the same
+   * input under the same id changes nothing. Different inputs need different ids.
+   */
+  sourceId: string;
+  /** Gamma market objects: outcome labels (tick `side`) and `markets` rows. */
+  markets?: readonly GammaMarket[];
+  batchRows?: number;
+  checkpoints?: CheckpointPolicy | false;
+  /** Called at most every `progressEveryMs` (default 2000) while lines are read. */
+  onProgress?: (progress: ReplayProgress) => void;
+  progressEveryMs?: number;
+}
+
+export interface ReplaySummary {
+  sourceId: string;
+  normalizer: NormalizerStats;
+  writer: WriterStats;
+  /** Gamma objects that could not be turned into rows. */
+  invalidMarkets: number;
+  elapsedMs: number;
+}
+
+/**
+ * Normalizes raw frame lines and writes the rows, waiting for the writer when it is behind; memory
+ * stays flat however long the input. Resolves once every row is stored.
+ */
+export async function replayLines(engine: Engine, lines: AsyncIterable<string> | Iterable<string>, opts: ReplayOptions): Promise<ReplaySummary> {
+  const started = performance.now();
+  const writer = new BatchWriter(engine, { sourceId: opts.sourceId, batchRows: opts.batchRows });
+  const normalizer = new Normalizer(writer, { seq: fileSeq(opts.sourceId), checkpoints: opts.checkpoints });
+  const gamma = parseGammaMarkets(opts.markets ?? []);
+  normalizer.addMarkets(gamma.rows);
+
+  const every = opts.progressEveryMs ?? 2000;
+  let nextProgress = started + every;
+  const progress = () => ({ lines: normalizer.stats.lines, rowsWritten: totalRows(writer.stats), elapsedMs: performance.now() - started });
+  for await (const line of lines) {
+    normalizer.push(line);
+    const wait = writer.ready();
+    if (wait) await wait;
+    // Reading the clock on every line would cost more than the rest of a small line's work.
+    if (opts.onProgress && (normalizer.stats.lines & 1023) === 0 && performance.now() >= nextProgress) {
+      nextProgress = performance.now() + every;
+      opts.onProgress(progress());
+    }
+  }
+  await writer.flush();
+  return { sourceId: opts.sourceId, normalizer: normalizer.stats, writer: writer.stats, invalidMarkets: gamma.invalid, elapsedMs: performance.now() - started };
+}
+
+export interface ReplayFileOptions {
+  /** A Gamma `/markets` answer (JSON array) for outcome labels and questions. */
+  marketsFile?: string;
+  batchRows?: number;
+  onProgress?: (progress: ReplayProgress) => void;
+}
+
+/** Bytes of decompressed content hashed into the source id: enough to tell files apart, cheap to read first. */
+const ID_PREFIX_BYTES = 64 * 1024;
+
+/**
+ * Replays a file of raw frames, plain or gzip (by `.gz` extension or magic bytes), streamed line by
+ * line. The source id is a hash of the first 64 KiB of decompressed content, so the same file — under
+ * any name, compressed or not — replays onto itself without adding rows.
+ */
+export async function replayFile(engine: Engine, path: string, opts: ReplayFileOptions = {}): Promise<ReplaySummary> {
+  const markets = opts.marketsFile ? await readGammaFile(opts.marketsFile) : undefined;
+  const chunks = (await isGzip(path)) ? createReadStream(path).pipe(createGunzip()) : createReadStream(path);
+  const iterator = chunks[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const head: Buffer[] = [];
+  let headBytes = 0;
+  while (headBytes < ID_PREFIX_BYTES) {
+    const next = await iterator.next();
+    if (next.done) break;
+    head.push(next.value);
+    headBytes += next.value.length;
+  }
+  const prefix = Buffer.concat(head).subarray(0, ID_PREFIX_BYTES);
+  const sourceId = `file-${createHash('sha256').update(prefix).digest('hex').slice(0, 16)}`;
+  async function* rest(): AsyncIterable<Buffer> {
+    yield* head;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+  }
+  return replayLines(engine, splitLines(rest()), { sourceId, markets, batchRows: opts.batchRows, onProgress: opts.onProgress });
+}
+
+/** Reads a Gamma `/markets` answer; throws when it is not a JSON array. */
+export async function readGammaFile(path: string): Promise<GammaMarket[]> {
+  const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
+  if (!Array.isArray(parsed)) throw new Error(`${path}: expected a JSON array of Gamma market objects`);
+  return parsed as GammaMarket[];
+}
+
+/**
+ * Lines of a byte stream (`\n` or `\r\n`), each decoded as UTF-8 once complete. A line spread over
+ * many chunks is joined once, not re-copied per chunk.
+ */
+export async function* splitLines(chunks: AsyncIterable<Buffer>): AsyncIterable<string> {
+  let pending: Buffer[] = [];
+  for await (const chunk of chunks) {
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+      let line = chunk.subarray(start, nl);
+      if (pending.length > 0) {
+        pending.push(line);
+        line = Buffer.concat(pending);
+        pending = [];
+      }
+      yield decodeLine(line);
+      start = nl + 1;
+    }
+    if (start < chunk.length) pending.push(chunk.subarray(start));
+  }
+  if (pending.length > 0) yield decodeLine(Buffer.concat(pending));
+}
+
+function decodeLine(line: Buffer): string {
+  const end = line.length > 0 && line[line.length - 1] === 13 ? line.length - 1 : line.length;
+  return line.toString('utf8', 0, end);
+}
+
+async function isGzip(path: string): Promise<boolean> {
+  if (path.endsWith('.gz')) return true;
+  const file = await open(path, 'r');
+  try {
+    const magic = Buffer.alloc(2);
+    const { bytesRead } = await file.read(magic, 0, 2, 0);
+    return bytesRead === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+  } finally {
+    await file.close();
+  }
+}
+
+function totalRows(stats: WriterStats): number {
+  return stats.rows.ticks + stats.rows.book_snapshots + stats.rows.markets;
+}
