@@ -1,4 +1,5 @@
 import type { AccountStore } from './accounts/store.js';
+import type { PaymentProvider } from './billing/provider.js';
 import type { Engine } from './clickhouse/engine.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -9,4 +10,6 @@ export interface AppDeps {
   engine: Engine;
   accounts: AccountStore;
   clock: Clock;
+  /** Built from config by the billing routes when absent (billing/index.ts createPaymentProvider). */
+  payments?: PaymentProvider;
 }

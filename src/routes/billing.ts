@@ -1,5 +1,229 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import { isoUtc, utcDay } from '../accounts/time.js';
+import { createPaymentProvider } from '../billing/index.js';
+import { handleIpn } from '../billing/ipn.js';
+import { PaymentProviderError, type PaymentProvider } from '../billing/provider.js';
+import { sandboxInvoicePage, sandboxPaymentIpn } from '../billing/sandbox.js';
+import { signIpn } from '../billing/signature.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
+import { ApiError, notFound } from '../http/errors.js';
+import { PAID_PLANS, PLANS } from '../plans.js';
 
-export function registerBillingRoutes(_app: OpenAPIHono<AppEnv>, _deps: AppDeps): void {}
+const ErrorBody = z.object({ detail: z.object({ error: z.string(), message: z.string() }).passthrough() }).openapi('Error');
+const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } });
+const success = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });
+
+const InvoiceSummary = z.object({
+  payment_id: z.string(),
+  plan: z.enum(PAID_PLANS as [string, ...string[]]),
+  amount_usd: z.number(),
+  status: z.string().openapi({ example: 'waiting' }),
+  created_at: z.string().openapi({ example: '2026-06-25T00:00:00+00:00' }),
+});
+
+const statusRoute = createRoute({
+  method: 'get',
+  path: '/v1/billing/status',
+  tags: ['billing'],
+  summary: 'Plan, expiry, limits and the last 10 invoices',
+  security: [{ bearer: [] }],
+  responses: {
+    200: {
+      description: 'Billing status',
+      content: {
+        'application/json': {
+          schema: success(
+            z.object({
+              plan: z.string(),
+              active: z.boolean(),
+              expires_at: z.string().nullable().openapi({ example: '2026-06-25T00:00:00+00:00' }),
+              data_access_days: z.number().int(),
+              rate_limit_daily: z.number().int(),
+              requests_today: z.number().int(),
+              invoices: z.array(InvoiceSummary),
+            }),
+          ),
+        },
+      },
+    },
+    401: errorResponse('Missing or invalid API key'),
+  },
+});
+
+const SubscribeBody = z
+  .object({
+    plan: z.enum(PAID_PLANS as [string, ...string[]], { error: `plan must be one of ${PAID_PLANS.join(', ')}` }),
+  })
+  .openapi({ example: { plan: 'monthly' } });
+
+const subscribeRoute = createRoute({
+  method: 'post',
+  path: '/v1/billing/subscribe',
+  tags: ['billing'],
+  summary: 'Create a crypto invoice for a paid plan',
+  description: 'The account changes plan by itself when the processor reports the invoice paid (IPN `finished`).',
+  security: [{ bearer: [] }],
+  request: { body: { required: true, content: { 'application/json': { schema: SubscribeBody } } } },
+  responses: {
+    200: {
+      description: 'Invoice to pay at invoice_url',
+      content: {
+        'application/json': {
+          schema: success(
+            z.object({
+              invoice_url: z.string().url(),
+              payment_id: z.string(),
+              amount_usd: z.number(),
+              plan: z.string(),
+            }),
+          ),
+        },
+      },
+    },
+    400: errorResponse('Unknown plan or a body that is not JSON'),
+    401: errorResponse('Missing or invalid API key'),
+    502: errorResponse('The payment processor failed; no invoice was recorded'),
+  },
+});
+
+const ipnRoute = createRoute({
+  method: 'post',
+  path: '/v1/billing/ipn',
+  tags: ['billing'],
+  summary: 'Payment processor callback (NOWPayments IPN)',
+  description:
+    'Authenticated by `x-nowpayments-sig`: hex HMAC-SHA512 of the body re-serialised with keys sorted recursively. ' +
+    'Every status is recorded on the invoice; only `finished` with the invoice amount and currency upgrades, once per invoice.',
+  request: {
+    headers: z.object({ 'x-nowpayments-sig': z.string().optional() }),
+    body: { content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+  },
+  responses: {
+    200: {
+      description: 'Recorded',
+      content: {
+        'application/json': {
+          schema: success(z.object({ payment_id: z.string(), status: z.string(), upgraded: z.boolean() })),
+        },
+      },
+    },
+    400: errorResponse('Body is not a JSON object, or unknown payment_status'),
+    401: errorResponse('Missing or wrong signature; nothing changed'),
+    404: { description: 'No invoice matches invoice_id and order_id' },
+  },
+});
+
+const InvoiceIdParam = z.object({ id: z.string().min(1).max(100).openapi({ param: { name: 'id', in: 'path' }, example: 'sandbox_0a1b2c3d4e5f60718293' }) });
+
+const sandboxPageRoute = createRoute({
+  method: 'get',
+  path: '/sandbox/invoices/{id}',
+  tags: ['sandbox'],
+  summary: 'Sandbox invoice page (sandbox provider only)',
+  request: { params: InvoiceIdParam },
+  responses: { 200: { description: 'HTML page with a Pay button', content: { 'text/html': { schema: z.string() } } }, 404: { description: 'Unknown invoice' } },
+});
+
+const sandboxPayRoute = createRoute({
+  method: 'post',
+  path: '/sandbox/invoices/{id}/pay',
+  tags: ['sandbox'],
+  summary: 'Pay a sandbox invoice: delivers a signed `finished` IPN to /v1/billing/ipn',
+  request: { params: InvoiceIdParam },
+  responses: {
+    303: { description: 'Paid; back to the invoice page' },
+    404: { description: 'Unknown invoice' },
+    502: { description: 'The IPN was refused', content: { 'text/html': { schema: z.string() } } },
+  },
+});
+
+export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const payments = deps.payments ?? createPaymentProvider(deps.config);
+
+  app.openapi(statusRoute, async (c) => {
+    const account = c.get('account');
+    const effective = c.get('effective');
+    const [requests_today, invoices] = await Promise.all([
+      deps.accounts.getDaily(account.id, utcDay(deps.clock.now())),
+      deps.accounts.listInvoices(account.id, 10),
+    ]);
+    return c.json({ success: true as const, data: {
+      plan: effective.plan,
+      active: effective.active,
+      expires_at: account.plan_expires_at === null ? null : isoUtc(account.plan_expires_at),
+      data_access_days: effective.data_access_days,
+      rate_limit_daily: effective.rate_limit_daily,
+      requests_today,
+      invoices: invoices.map((i) => ({ payment_id: i.payment_id, plan: i.plan, amount_usd: i.amount_usd, status: i.status, created_at: isoUtc(i.created_at) })),
+    } }, 200);
+  });
+
+  app.openapi(subscribeRoute, async (c) => {
+    const plan = c.req.valid('json').plan as (typeof PAID_PLANS)[number];
+    const account = c.get('account');
+    const amount_usd = PLANS[plan].price_usd;
+    const created = await createInvoiceOr502(payments, { plan, amount_usd, account_id: account.id });
+    const now = deps.clock.now();
+    // Recorded only once the processor has answered: a failed creation leaves nothing pending.
+    await deps.accounts.createInvoice({
+      payment_id: created.payment_id,
+      account_id: account.id,
+      plan,
+      amount_usd,
+      order_id: created.order_id,
+      status: 'waiting',
+      created_at: now,
+      updated_at: now,
+      paid_at: null,
+    });
+    return c.json({ success: true as const, data: { invoice_url: created.invoice_url, payment_id: created.payment_id, amount_usd, plan } }, 200);
+  });
+
+  app.openapi(ipnRoute, async (c) => {
+    const outcome = await handleIpn(deps, payments.ipnSecret, await c.req.text(), c.req.header('x-nowpayments-sig'));
+    return c.json({ success: true as const, data: outcome }, 200);
+  });
+
+  if (payments.name === 'sandbox') registerSandboxPages(app, deps, payments);
+}
+
+async function createInvoiceOr502(payments: PaymentProvider, request: Parameters<PaymentProvider['createInvoice']>[0]) {
+  try {
+    return await payments.createInvoice(request);
+  } catch (err) {
+    if (err instanceof PaymentProviderError) throw new ApiError('payment_provider_error', err.message);
+    throw err;
+  }
+}
+
+/**
+ * The Pay form delivers its IPN with `app.request()`: the request runs the whole middleware chain
+ * and the real `/v1/billing/ipn` handler in-process, and needs no route from the server back to
+ * itself (PUBLIC_URL may name a proxy or a host the container cannot reach).
+ */
+function registerSandboxPages(app: OpenAPIHono<AppEnv>, deps: AppDeps, payments: PaymentProvider) {
+  const findInvoice = async (id: string) => {
+    const invoice = await deps.accounts.getInvoice(id);
+    if (!invoice) throw notFound(`No sandbox invoice ${id}.`);
+    return invoice;
+  };
+
+  app.openapi(sandboxPageRoute, async (c) => c.html(sandboxInvoicePage(await findInvoice(c.req.valid('param').id)), 200));
+
+  app.openapi(sandboxPayRoute, async (c) => {
+    const invoice = await findInvoice(c.req.valid('param').id);
+    const ipn = sandboxPaymentIpn(invoice, deps.clock.now());
+    const delivered = await app.request('/v1/billing/ipn', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'x-nowpayments-sig': signIpn(ipn, payments.ipnSecret) },
+      body: JSON.stringify(ipn),
+    });
+    if (delivered.status !== 200) {
+      const notice = `The payment notification was refused (HTTP ${delivered.status}).`;
+      return c.html(sandboxInvoicePage(await findInvoice(invoice.payment_id), notice), 502);
+    }
+    return c.redirect(`/sandbox/invoices/${encodeURIComponent(invoice.payment_id)}`, 303);
+  });
+}

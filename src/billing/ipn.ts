@@ -1,0 +1,119 @@
+import { applyPlanPurchase } from '../accounts/plan-change.js';
+import type { Invoice, InvoiceStatus } from '../accounts/types.js';
+import type { AppDeps } from '../deps.js';
+import { ApiError, invalidParameter, notFound } from '../http/errors.js';
+import { log } from '../log.js';
+import { verifyIpnSignature } from './signature.js';
+
+/** IPN handling (BILLING.md "IPN callback"): verify, match, record the status, upgrade once on `finished`. */
+
+const STATUSES: readonly InvoiceStatus[] = ['waiting', 'confirming', 'confirmed', 'sending', 'partially_paid', 'finished', 'failed', 'refunded', 'expired'];
+/** Progress reports that a late or retried IPN may deliver after `finished`; they must not hide that it was paid. */
+const BEFORE_FINISHED = new Set<InvoiceStatus>(['waiting', 'confirming', 'confirmed', 'sending', 'partially_paid']);
+
+export interface IpnOutcome {
+  payment_id: string;
+  /** The status the invoice holds now. */
+  status: InvoiceStatus;
+  /** True only for the one IPN that applied the plan change. */
+  upgraded: boolean;
+}
+
+export async function handleIpn(
+  deps: Pick<AppDeps, 'accounts' | 'clock'>,
+  secret: string,
+  rawBody: string,
+  signature: string | undefined,
+): Promise<IpnOutcome> {
+  if (!signature) throw new ApiError('invalid_signature', 'The x-nowpayments-sig header is required.');
+  const body = parseObject(rawBody);
+  if (!verifyIpnSignature(body, signature, secret)) {
+    throw new ApiError('invalid_signature', 'The x-nowpayments-sig signature does not match the body.');
+  }
+
+  const status = body.payment_status;
+  if (typeof status !== 'string' || !STATUSES.includes(status as InvoiceStatus)) {
+    throw invalidParameter('payment_status', `payment_status must be one of ${STATUSES.join(', ')}`);
+  }
+  const invoice = await findInvoice(deps, body);
+  return withAccountLock(invoice.account_id, () => record(deps, invoice, status as InvoiceStatus, body));
+}
+
+function parseObject(rawBody: string): Record<string, unknown> {
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody);
+  } catch {
+    throw invalidParameter('body', 'The IPN body must be a JSON object.');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParameter('body', 'The IPN body must be a JSON object.');
+  return body as Record<string, unknown>;
+}
+
+/** Their `invoice_id` must be the id we returned and their `order_id` the reference we sent. */
+async function findInvoice(deps: Pick<AppDeps, 'accounts'>, body: Record<string, unknown>): Promise<Invoice> {
+  const invoiceId = idText(body.invoice_id);
+  const orderId = idText(body.order_id);
+  const invoice = invoiceId === null ? null : await deps.accounts.getInvoice(invoiceId);
+  if (!invoice || invoice.order_id !== orderId) {
+    throw notFound(`No invoice matches invoice_id ${JSON.stringify(body.invoice_id ?? null)} and order_id ${JSON.stringify(body.order_id ?? null)}.`);
+  }
+  return invoice;
+}
+
+const idText = (value: unknown) => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : null);
+
+async function record(deps: Pick<AppDeps, 'accounts' | 'clock'>, invoice: Invoice, status: InvoiceStatus, body: Record<string, unknown>): Promise<IpnOutcome> {
+  const now = deps.clock.now();
+  const kept = invoice.status === 'finished' && BEFORE_FINISHED.has(status) ? invoice.status : status;
+  await deps.accounts.updateInvoice(invoice.payment_id, { status: kept, updated_at: now });
+  const outcome = { payment_id: invoice.payment_id, status: kept, upgraded: false };
+  if (status !== 'finished') return outcome;
+
+  if (!paysInFull(invoice, body)) {
+    log.warn('ipn finished with another amount or currency; not upgrading', {
+      payment_id: invoice.payment_id,
+      expected_usd: invoice.amount_usd,
+      price_amount: body.price_amount,
+      price_currency: body.price_currency,
+    });
+    return outcome;
+  }
+  if (!(await deps.accounts.claimInvoiceUpgrade(invoice.payment_id))) return outcome;
+
+  // Renewal extends from the current expiry, another plan starts now (API.md §2, accounts/plan-change.ts).
+  const account = await applyPlanPurchase(deps.accounts, invoice.account_id, invoice.plan, now);
+  if (!account) {
+    log.error('paid invoice of a missing account', { payment_id: invoice.payment_id, account_id: invoice.account_id });
+    return outcome;
+  }
+  await deps.accounts.updateInvoice(invoice.payment_id, { paid_at: now });
+  log.info('plan paid', { account_id: account.id, payment_id: invoice.payment_id, plan: account.plan, plan_expires_at: account.plan_expires_at });
+  return { ...outcome, upgraded: true };
+}
+
+/** Amount (number or numeric string, compared in cents) and currency must be what the invoice asked for. */
+function paysInFull(invoice: Invoice, body: Record<string, unknown>): boolean {
+  const raw = body.price_amount;
+  const amount = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+  const currency = typeof body.price_currency === 'string' ? body.price_currency.toLowerCase() : null;
+  return Number.isFinite(amount) && Math.round(amount * 100) === Math.round(invoice.amount_usd * 100) && currency === 'usd';
+}
+
+/**
+ * Plan changes of one account run one after another in this process, so two invoices paid at the
+ * same moment (a renewal each) both extend the expiry instead of one overwriting the other.
+ */
+const accountQueues = new Map<string, Promise<unknown>>();
+
+async function withAccountLock<T>(accountId: string, task: () => Promise<T>): Promise<T> {
+  const previous = accountQueues.get(accountId) ?? Promise.resolve();
+  const run = previous.then(task, task);
+  const tail = run.catch(() => undefined);
+  accountQueues.set(accountId, tail);
+  try {
+    return await run;
+  } finally {
+    if (accountQueues.get(accountId) === tail) accountQueues.delete(accountId);
+  }
+}
