@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
  * response shape they send (../shared/samples/nowpayments/samples.jsonl line 4), and can be told to
  * fail with a status, answer malformed JSON, or hang (never answer) to exercise the client's time-out.
  */
-export type NowPaymentsBehaviour = 'ok' | 'malformed' | 'no-url' | 'hang' | { status: number };
+/** `stall`: headers and half a body, then nothing (a time-out must cover reading the body too). */
+export type NowPaymentsBehaviour = 'ok' | 'malformed' | 'no-url' | 'hang' | 'stall' | { status: number };
 
 export interface InvoiceCall {
   headers: IncomingMessage['headers'];
@@ -43,6 +44,11 @@ export async function startNowPaymentsServer(apiKey = 'np-test-key'): Promise<No
     calls.push({ headers: req.headers, body });
 
     if (behaviour === 'hang') return;
+    if (behaviour === 'stall') {
+      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+      res.write('{"id":"5222917334",');
+      return;
+    }
     if (behaviour === 'malformed') return reply(res, 200, '{"id":"5222917334","invoice_url":');
     if (typeof behaviour === 'object') return reply(res, behaviour.status, { status: false, statusCode: behaviour.status, code: 'INTERNAL_ERROR', message: 'Internal server error' });
 
