@@ -1,12 +1,19 @@
+import { printDemoKeyOnFirstStart } from './accounts/demo-key.js';
 import type { AppDeps } from './deps.js';
 import { seedDemo } from './ingest/demo-seed.js';
 import { log } from './log.js';
 
 /**
  * First start on an empty store: load the demo dataset (DEMO_DATA=0 disables it) so a fresh
- * `npm start` has something to show. In embedded mode the accounts work adds a ready-to-use key.
+ * `npm start` has something to show; then, in embedded mode with no accounts yet, print a
+ * ready-to-use local key.
  */
-export async function loadDemoDataIfEmpty(deps: Pick<AppDeps, 'config' | 'engine'>) {
+export async function loadDemoDataIfEmpty(deps: Pick<AppDeps, 'config' | 'engine' | 'accounts' | 'clock'>) {
+  await loadDemoTicksIfEmpty(deps);
+  await printDemoKeyOnFirstStart(deps);
+}
+
+async function loadDemoTicksIfEmpty(deps: Pick<AppDeps, 'config' | 'engine'>) {
   if (!deps.config.DEMO_DATA) return;
   const [{ n }] = await deps.engine.rows<{ n: string }>('SELECT count() AS n FROM ticks');
   if (Number(n) > 0) return;

@@ -1,12 +1,11 @@
 import type { Config } from '../config.js';
+import { openEmbeddedStore } from './embedded-store.js';
+import { withLookupCache } from './lookup-cache.js';
+import { openRedisStore } from './redis-store.js';
 import type { AccountStore } from './store.js';
 
-/** Redis when REDIS_URL is set, the embedded store under DATA_DIR otherwise. (Owned by the accounts work.) */
-export async function openAccountStore(_config: Config): Promise<AccountStore> {
-  return {
-    kind: 'embedded',
-    ping: async () => true,
-    close: async () => {},
-    getAccount: async () => null,
-  };
+/** Redis when REDIS_URL is set, the embedded store under DATA_DIR otherwise; key lookups cached. */
+export async function openAccountStore(config: Pick<Config, 'REDIS_URL' | 'dataDir'>): Promise<AccountStore> {
+  const store = config.REDIS_URL ? await openRedisStore(config.REDIS_URL) : await openEmbeddedStore(config.dataDir);
+  return withLookupCache(store);
 }

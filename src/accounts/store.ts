@@ -13,6 +13,8 @@ export interface AccountStore {
 
   createAccount(input: { email: string | null; keyHash: string; plan: PlanName; plan_expires_at: number | null; now: number }): Promise<Account>;
   getAccount(id: string): Promise<Account | null>;
+  /** How many accounts exist (the embedded first start prints a demo key when there are none). */
+  countAccounts(): Promise<number>;
   findByKeyHash(keyHash: string): Promise<Account | null>;
   /** Atomically replaces the account's key hash: the old hash stops resolving at once. */
   replaceKey(accountId: string, newKeyHash: string): Promise<void>;
@@ -23,6 +25,11 @@ export interface AccountStore {
   /** Undoes one increment (a request refused with 429 does not count). */
   decrementDaily(accountId: string, day: string): Promise<void>;
   getDaily(accountId: string, day: string): Promise<number>;
+  /**
+   * The daily-limit check in one atomic step: increments the counter for `day` only while it is
+   * below `limit`. `count` is the counter afterwards (unchanged when `allowed` is false).
+   */
+  consumeDaily(accountId: string, day: string, limit: number): Promise<{ allowed: boolean; count: number }>;
   /** Registration flood guard: increments and returns the count for `ip` in window `hour`. */
   incrementRegistrations(ip: string, hour: string): Promise<number>;
 

@@ -1,18 +1,62 @@
 import type { MiddlewareHandler } from 'hono';
+import { nextUtcMidnight, utcDay } from '../accounts/time.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
+import { effectivePlan } from './effective-plan.js';
+import { earliestAllowed } from './history-window.js';
+import { hashApiKey, looksLikeApiKey } from './keys.js';
 
-/** Bearer key → account and effective plan on the context; 401 otherwise. (Owned by the accounts work.) */
-export function requireAuth(_deps: AppDeps): MiddlewareHandler<AppEnv> {
-  return async function requireAuth() {
-    throw new ApiError('invalid_api_key', 'A valid API key is required: Authorization: Bearer <key>.');
+type AuthDeps = Pick<AppDeps, 'accounts' | 'clock' | 'config'>;
+
+const invalidKey = () => new ApiError('invalid_api_key', 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).');
+
+/**
+ * `Authorization: Bearer <key>` → the account, its effective plan (expiry applied) and the start of
+ * its history window on the context. Missing header, other scheme or unknown key → 401; an account
+ * store that cannot be reached → 503 (the store throws it).
+ */
+export function requireAuth(deps: AuthDeps): MiddlewareHandler<AppEnv> {
+  const prefix = deps.config.API_KEY_PREFIX;
+  return async function requireAuth(c, next) {
+    const match = /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '');
+    if (!match || !looksLikeApiKey(match[1], prefix)) throw invalidKey();
+    const account = await deps.accounts.findByKeyHash(hashApiKey(match[1]));
+    if (!account) throw invalidKey();
+    const now = deps.clock.now();
+    const effective = effectivePlan(account, now);
+    c.set('account', account);
+    c.set('effective', effective);
+    c.set('earliestAllowed', earliestAllowed(effective.data_access_days, now));
+    await next();
   };
 }
 
-/** Counts data requests per account per UTC day; 429 past the plan's limit. (Owned by the accounts work.) */
-export function dailyLimit(_deps: AppDeps): MiddlewareHandler<AppEnv> {
-  return async function dailyLimit(_c, next) {
+/**
+ * The daily limit on data endpoints (API.md §2): one atomic check-and-count per request (one store
+ * round trip). Every counted request carries X-RateLimit-*, whatever its outcome; the request that
+ * would go over the limit is refused with 429 and does not count.
+ */
+export function dailyLimit(deps: AuthDeps): MiddlewareHandler<AppEnv> {
+  return async function dailyLimit(c, next) {
+    const now = deps.clock.now();
+    const { plan, rate_limit_daily: limit } = c.get('effective');
+    const { allowed, count } = await deps.accounts.consumeDaily(c.get('account').id, utcDay(now), limit);
+    const reset = nextUtcMidnight(now);
+    const headers = {
+      'X-RateLimit-Limit': String(limit),
+      'X-RateLimit-Remaining': String(Math.max(0, limit - count)),
+      'X-RateLimit-Reset': String(reset / 1000),
+    };
+    if (!allowed) {
+      throw new ApiError('rate_limit_exceeded', `Daily request limit (${limit}) exceeded.`, { limit, plan }, {
+        ...headers,
+        'Retry-After': String(Math.ceil((reset - now) / 1000)),
+      });
+    }
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
     await next();
+    // Handlers that build their own Response (streams) or errors rendered by onError must keep them too.
+    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
   };
 }

@@ -8,6 +8,8 @@ export interface AppVariables {
   account: Account;
   /** The limits in force now: the paid plan's while active, free's after expiry. */
   effective: EffectivePlan;
+  /** Set by the auth middleware: the first instant (Unix ms) the effective plan may read (API.md §2). */
+  earliestAllowed: number;
 }
 
 export interface EffectivePlan {

@@ -1,0 +1,72 @@
+import type { PlanName } from '../plans.js';
+import type { AccountStore } from './store.js';
+import type { Account, Invoice } from './types.js';
+
+/**
+ * Wraps a store so key → account lookups (one per authenticated request) are answered from memory
+ * for up to `ttlMs`. Regenerating a key or changing a plan through the wrapped store drops the
+ * entry at once, so this process never serves an old key or an old plan; other processes see the
+ * change within `ttlMs`. The TTL runs on the monotonic clock: it bounds staleness, it is not
+ * business time.
+ */
+export function withLookupCache(store: AccountStore, ttlMs = 3_000): AccountStore {
+  return new CachedAccountStore(store, ttlMs);
+}
+
+class CachedAccountStore implements AccountStore {
+  private readonly byKeyHash = new Map<string, { account: Account; until: number }>();
+  readonly kind: AccountStore['kind'];
+
+  constructor(private readonly store: AccountStore, private readonly ttlMs: number) {
+    this.kind = store.kind;
+  }
+
+  async findByKeyHash(keyHash: string) {
+    const hit = this.byKeyHash.get(keyHash);
+    if (hit && hit.until > performance.now()) return hit.account;
+    const account = await this.store.findByKeyHash(keyHash);
+    if (account) this.remember(keyHash, account);
+    else this.byKeyHash.delete(keyHash);
+    return account;
+  }
+
+  async replaceKey(accountId: string, newKeyHash: string) {
+    this.drop(accountId);
+    await this.store.replaceKey(accountId, newKeyHash);
+    this.drop(accountId);
+  }
+
+  async setPlan(accountId: string, plan: PlanName, planExpiresAt: number | null) {
+    this.drop(accountId);
+    const account = await this.store.setPlan(accountId, plan, planExpiresAt);
+    this.drop(accountId);
+    return account;
+  }
+
+  private remember(keyHash: string, account: Account) {
+    const now = performance.now();
+    // Entries are only replaced on access; sweep the expired ones before the map grows large.
+    if (this.byKeyHash.size >= 10_000) for (const [hash, entry] of this.byKeyHash) if (entry.until <= now) this.byKeyHash.delete(hash);
+    this.byKeyHash.set(keyHash, { account, until: now + this.ttlMs });
+  }
+
+  private drop(accountId: string) {
+    for (const [hash, entry] of this.byKeyHash) if (entry.account.id === accountId) this.byKeyHash.delete(hash);
+  }
+
+  ping = () => this.store.ping();
+  close = () => this.store.close();
+  createAccount = (input: Parameters<AccountStore['createAccount']>[0]) => this.store.createAccount(input);
+  getAccount = (id: string) => this.store.getAccount(id);
+  countAccounts = () => this.store.countAccounts();
+  incrementDaily = (accountId: string, day: string) => this.store.incrementDaily(accountId, day);
+  decrementDaily = (accountId: string, day: string) => this.store.decrementDaily(accountId, day);
+  getDaily = (accountId: string, day: string) => this.store.getDaily(accountId, day);
+  consumeDaily = (accountId: string, day: string, limit: number) => this.store.consumeDaily(accountId, day, limit);
+  incrementRegistrations = (ip: string, hour: string) => this.store.incrementRegistrations(ip, hour);
+  createInvoice = (invoice: Invoice) => this.store.createInvoice(invoice);
+  getInvoice = (paymentId: string) => this.store.getInvoice(paymentId);
+  updateInvoice = (paymentId: string, patch: Parameters<AccountStore['updateInvoice']>[1]) => this.store.updateInvoice(paymentId, patch);
+  listInvoices = (accountId: string, limit: number) => this.store.listInvoices(accountId, limit);
+  claimInvoiceUpgrade = (paymentId: string) => this.store.claimInvoiceUpgrade(paymentId);
+}

@@ -1,0 +1,30 @@
+import { isPlanActive } from '../auth/effective-plan.js';
+import { PLANS, type PlanName } from '../plans.js';
+import type { AccountStore } from './store.js';
+import { DAY } from './time.js';
+import type { Account } from './types.js';
+
+type PaidPlan = Exclude<PlanName, 'free'>;
+
+/**
+ * Renewal (API.md §2): paying for the plan that is active now extends it from its current expiry;
+ * any other plan, or a payment after expiry, starts now and runs for the plan's duration.
+ */
+export function expiryAfterPurchase(account: Pick<Account, 'plan' | 'plan_expires_at'>, plan: PaidPlan, paidAt: number): number {
+  const duration = PLANS[plan].duration_days * DAY;
+  const extendsCurrent = account.plan === plan && isPlanActive(account, paidAt) && account.plan_expires_at !== null;
+  return (extendsCurrent ? account.plan_expires_at! : paidAt) + duration;
+}
+
+/** Applies a paid purchase to the account (billing calls this once per finished invoice). */
+export async function applyPlanPurchase(store: AccountStore, accountId: string, plan: PaidPlan, paidAt: number): Promise<Account | null> {
+  const account = await store.getAccount(accountId);
+  if (!account) return null;
+  return store.setPlan(accountId, plan, expiryAfterPurchase(account, plan, paidAt));
+}
+
+/** An operator's grant (admin CLI): the plan starts now for `days` (default: the plan's duration). */
+export function expiryOfGrant(plan: PlanName, now: number, days?: number): number | null {
+  const duration = days ?? PLANS[plan].duration_days;
+  return plan === 'free' || duration === null ? null : now + duration * DAY;
+}

@@ -1,0 +1,34 @@
+/** UTC calendar helpers shared by counters, history windows and the JSON the API prints. */
+
+const DAY_MS = 86_400_000;
+
+/** `YYYY-MM-DD` of the UTC day containing `ms`: the key of that day's request counter. */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** `YYYY-MM-DDTHH` of the UTC hour containing `ms`: the registration flood-guard window. */
+export function utcHour(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 13);
+}
+
+/** 00:00 UTC of the day containing `ms`. */
+export function utcMidnight(ms: number): number {
+  return Math.floor(ms / DAY_MS) * DAY_MS;
+}
+
+/** 00:00 UTC of the day after the one containing `ms` (when the daily counter resets). */
+export function nextUtcMidnight(ms: number): number {
+  return utcMidnight(ms) + DAY_MS;
+}
+
+/**
+ * ISO 8601 with an explicit `+00:00` offset (API.md §1), e.g. `2026-06-25T00:00:00+00:00`;
+ * milliseconds appear only when they are not zero, so no instant is silently rounded.
+ */
+export function isoUtc(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return (iso.endsWith('.000Z') ? iso.slice(0, -5) : iso.slice(0, -1)) + '+00:00';
+}
+
+export const DAY = DAY_MS;

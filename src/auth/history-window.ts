@@ -1,0 +1,38 @@
+import type { Context } from 'hono';
+import { isoUtc, utcMidnight, DAY } from '../accounts/time.js';
+import type { AppEnv } from '../http/context.js';
+import { ApiError } from '../http/errors.js';
+
+/**
+ * The plan's history window (API.md §2), for data routes. After `requireAuth`, a route:
+ *
+ *   - with an explicit time (`start`, `since`, `timestamp`) calls
+ *       `checkHistoryWindow(c, { explicitStart: q.start })`
+ *     which throws 403 `data_access_denied` when that time is before the window and returns the
+ *     window's first instant (Unix ms);
+ *   - without one (latest book or price, ohlcv without `start`) calls `checkHistoryWindow(c)` and
+ *     clamps its query to the returned instant; if the newest data it finds is older than that, it
+ *     calls `assertInHistoryWindow(c, newestT)`, which throws the same 403.
+ *
+ * `earliestAllowed(days, now)` is the pure rule: 00:00 UTC of (today − days). Free (0 days) reads
+ * from today's midnight; a time exactly at the boundary is allowed, 1 ms earlier is not.
+ */
+export function earliestAllowed(dataAccessDays: number, now: number): number {
+  return utcMidnight(now) - dataAccessDays * DAY;
+}
+
+export function checkHistoryWindow(c: Context<AppEnv>, range: { explicitStart?: number } = {}): number {
+  const earliest = c.get('earliestAllowed');
+  if (range.explicitStart !== undefined) assertInHistoryWindow(c, range.explicitStart);
+  return earliest;
+}
+
+export function assertInHistoryWindow(c: Context<AppEnv>, t: number): void {
+  const earliest = c.get('earliestAllowed');
+  if (t >= earliest) return;
+  const { plan, data_access_days } = c.get('effective');
+  throw new ApiError('data_access_denied', `Your plan (${plan}) only allows access to the last ${data_access_days} day(s) of data.`, {
+    plan,
+    earliest_allowed: isoUtc(earliest),
+  });
+}
