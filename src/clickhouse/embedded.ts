@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Session } from 'chdb';
-import type { Engine, QueryOptions, Settings } from './engine.js';
+import type { Engine, QueryOptions, QueryParams, Settings } from './engine.js';
 import { DataDirLockedError } from './errors.js';
 
 /**
@@ -10,6 +10,12 @@ import { DataDirLockedError } from './errors.js';
  * time, several sessions on one directory run in parallel, and a query on a session that has an open
  * stream kills that stream. So: a fixed pool of sessions for short statements, handed out one
  * statement at a time, and a fresh session (0.2 ms to open) for the whole life of every stream.
+ *
+ * Parameters: chdb's own binding (queryBindAsync) runs every parameterized query of the process
+ * through one global queue (a libchdb race, see node_modules/chdb/index.js), so one slow query
+ * would hold up all others. We bind through the engine's session parameters instead
+ * (`SET param_x = '…'`, then `{x:Type}` in the query): the value still never becomes SQL, the
+ * engine parses it by its declared type, and sessions run side by side.
  */
 export class EmbeddedEngine implements Engine {
   readonly backend = 'embedded' as const;
@@ -29,6 +35,9 @@ export class EmbeddedEngine implements Engine {
 
   static open(dir: string, poolSize: number): EmbeddedEngine {
     mkdirSync(dir, { recursive: true });
+    // Refuse before the engine tries: it would print its own multi-line complaint to stderr.
+    const holder = lockHolderPid(dir);
+    if (holder !== null && holder !== process.pid && isAlive(holder)) throw new DataDirLockedError(dir, holder);
     const sessions: Session[] = [];
     try {
       for (let i = 0; i < poolSize; i++) sessions.push(new Session(dir));
@@ -44,7 +53,7 @@ export class EmbeddedEngine implements Engine {
 
   async rows<T = Record<string, unknown>>(sql: string, options: QueryOptions = {}): Promise<T[]> {
     const text = await this.withSession(async (s) =>
-      (await s.queryBindAsync(sql, options.params ?? {}, { format: 'JSONEachRow', signal: options.signal })).text(),
+      (await s.queryAsync(withParams(sql, options.params), { format: 'JSONEachRow', signal: options.signal })).text(),
     );
     const rows: T[] = [];
     for (const line of text.split('\n')) if (line) rows.push(JSON.parse(line) as T);
@@ -52,7 +61,7 @@ export class EmbeddedEngine implements Engine {
   }
 
   async command(sql: string, options: QueryOptions = {}): Promise<void> {
-    await this.withSession((s) => s.queryBindAsync(sql, options.params ?? {}, { format: 'TSV', signal: options.signal }));
+    await this.withSession((s) => s.queryAsync(withParams(sql, options.params), { format: 'TSV', signal: options.signal }));
   }
 
   async insertJsonEachRow(table: string, body: string, settings?: Settings): Promise<void> {
@@ -64,14 +73,18 @@ export class EmbeddedEngine implements Engine {
     if (this.closed) throw new Error('engine is closed');
     const session = new Session(this.dir);
     this.streams.add(session);
-    const source = session.queryStreamBind(sql, options.params ?? {}, { format, signal: options.signal });
+    let source: ReturnType<Session['queryStream']> | undefined;
     const release = () => {
-      source.cancel();
+      source?.cancel();
       session.close();
       this.streams.delete(session);
     };
     async function* chunks() {
       try {
+        // A stream cannot be a multi-statement: its session gets the parameters first.
+        const set = setParams(options.params);
+        if (set) await session.queryAsync(set, { format: 'TSV' });
+        source = session.queryStream(sql, { format, signal: options.signal });
         for await (const chunk of source) yield Buffer.from(chunk.raw());
       } finally {
         release();
@@ -114,7 +127,50 @@ export class EmbeddedEngine implements Engine {
   }
 }
 
-/** ClickHouse writes "PID: <n>" into <dir>/status while it holds the directory. */
+/** `SET param_a = '…', param_b = '…'` for the session, or '' without parameters. */
+export function setParams(params: QueryParams | undefined): string {
+  const entries = Object.entries(params ?? {});
+  if (!entries.length) return '';
+  return 'SET ' + entries.map(([name, value]) => {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid parameter name ${JSON.stringify(name)}`);
+    return `param_${name} = ${sqlString(paramText(value))}`;
+  }).join(', ');
+}
+
+function withParams(sql: string, params: QueryParams | undefined): string {
+  const set = setParams(params);
+  return set ? `${set};\n${sql}` : sql;
+}
+
+/**
+ * A parameter value in the text form the engine parses by the placeholder's type (the same form
+ * as HTTP `param_x=`): strings in the Escaped format, arrays as literals, NULL as \N.
+ */
+function paramText(value: unknown): string {
+  if (value === null || value === undefined) return '\\N';
+  if (typeof value === 'string') return escaped(value);
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'boolean') return value ? '1' : '0';
+  if (Array.isArray(value)) return `[${value.map((v) => (typeof v === 'string' ? sqlString(v) : String(v))).join(',')}]`;
+  throw new Error(`unsupported parameter value of type ${typeof value}`);
+}
+
+const escaped = (s: string) =>
+  s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\0/g, '\\0');
+
+/** A ClickHouse string literal: backslash and quote escaped, nothing else can end it. */
+const sqlString = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** ClickHouse writes "PID: <n>" into <dir>/status while it holds the directory (removed on exit). */
 function lockHolderPid(dir: string): number | null {
   try {
     const m = /PID:\s*(\d+)/.exec(readFileSync(join(dir, 'status'), 'utf8'));

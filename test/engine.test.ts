@@ -1,0 +1,122 @@
+import { spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runMigrations } from '../src/clickhouse/migrations.js';
+import { createTestEngine, TEST_BACKEND, type TestEngine } from './support/engine.js';
+
+let t: TestEngine;
+beforeAll(async () => {
+  t = await createTestEngine();
+  await t.engine.command('CREATE TABLE big (n UInt64) ENGINE = MergeTree ORDER BY n');
+  await t.engine.command('INSERT INTO big SELECT number FROM numbers(3000000)');
+});
+afterAll(() => t.close());
+
+/** Queries of this process still running whose text contains `marker` (visible across chDB sessions). */
+async function running(marker: string): Promise<number> {
+  const rows = await t.engine.rows<{ n: string }>(
+    "SELECT count() AS n FROM system.processes WHERE query LIKE {m:String} AND query NOT LIKE '%system.processes%'",
+    { params: { m: `%${marker}%` } },
+  );
+  return Number(rows[0].n);
+}
+
+async function waitUntil(check: () => Promise<boolean>, ms = 2000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return false;
+}
+
+describe(`engine (${TEST_BACKEND})`, () => {
+  it('binds parameters server-side, whatever they contain', async () => {
+    const rows = await t.engine.rows<{ s: string; n: string; t: string }>(
+      "SELECT {s:String} AS s, toString({n:Int64}) AS n, toString(fromUnixTimestamp64Milli({t:Int64}, 'UTC')) AS t",
+      { params: { s: "it's; DROP TABLE big --", n: 1766481546487, t: 1766481546487 } },
+    );
+    expect(rows).toEqual([{ s: "it's; DROP TABLE big --", n: '1766481546487', t: '2025-12-23 09:19:06.487' }]);
+  });
+
+  it('round-trips any string as a parameter, and concurrent queries each see their own values', async () => {
+    const nasty = "it's \\ back\\slash \ttab\nline '';-- \"q\" \u00e9\u{1F600} \\' \\N";
+    const [row] = await t.engine.rows<{ s: string; a: string[] }>('SELECT {s:String} AS s, {a:Array(String)} AS a', {
+      params: { s: nasty, a: [nasty, 'x'] },
+    });
+    expect(row).toEqual({ s: nasty, a: [nasty, 'x'] });
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => t.engine.rows<{ v: string }>('SELECT toString({v:UInt32} * 2) AS v', { params: { v: i } })),
+    );
+    expect(results.map((r) => Number(r[0].v))).toEqual(Array.from({ length: 40 }, (_, i) => i * 2));
+  });
+
+  it('records each migration once', async () => {
+    expect(await runMigrations(t.engine)).toEqual([]);
+    const rows = await t.engine.rows<{ name: string }>('SELECT name FROM schema_migrations ORDER BY version');
+    expect(rows.map((r) => r.name)).toEqual([
+      '001_ticks.sql',
+      '002_book_snapshots.sql',
+      '003_markets.sql',
+      '004_candles_1m.sql',
+      '005_asset_stats.sql',
+    ]);
+  });
+
+  it('runs concurrent queries side by side, not one after another behind one session', async () => {
+    const slow = Promise.all([1, 2, 3].map((i) => t.engine.rows(`SELECT sleep(0.8) AS s /* par-${i} */`)));
+    // While the three sleep, all three are visible as running at once.
+    const sawThree = await waitUntil(async () => (await running('/* par-')) === 3);
+    await slow;
+    expect(sawThree).toBe(true);
+  });
+
+  it('streams a long result while other queries run, and the stream stays whole', async () => {
+    const stream = t.engine.stream('SELECT n FROM big WHERE n >= {from:UInt64} ORDER BY n /* long-export */', 'CSV', { params: { from: 0 } });
+    const it = stream[Symbol.asyncIterator]();
+    const first = (await it.next()).value as Buffer;
+    let bytes = first.length;
+    // The export is open and paused: point queries still answer.
+    for (let i = 0; i < 20; i++) {
+      const [row] = await t.engine.rows<{ n: string }>('SELECT n FROM big WHERE n = {v:UInt64}', { params: { v: i * 1000 } });
+      expect(Number(row.n)).toBe(i * 1000);
+    }
+    let last = first;
+    for (let r = await it.next(); !r.done; r = await it.next()) {
+      bytes += (r.value as Buffer).length;
+      last = r.value as Buffer;
+    }
+    // Rows 0..2999999, one per line: every byte arrived despite the queries in between.
+    let expected = 0;
+    for (let n = 0; n < 3_000_000; n++) expected += String(n).length + 1;
+    expect(bytes).toBe(expected);
+    expect(last.toString().endsWith('2999999\n')).toBe(true);
+  });
+
+  it('cancels the engine query when the stream is destroyed', async () => {
+    const stream = t.engine.stream('SELECT n FROM big AS b, numbers(100) AS x /* cancel-me */', 'CSV');
+    await new Promise<void>((resolve) => stream.once('data', () => resolve()));
+    expect(await running('cancel-me')).toBe(1);
+    stream.destroy();
+    expect(await waitUntil(async () => (await running('cancel-me')) === 0, 1000)).toBe(true);
+  });
+
+  it('reports an engine error that happens after the first bytes as a stream error', async () => {
+    const stream = t.engine.stream('SELECT throwIf(n = 2500000, \'boom\') AS x FROM big', 'CSV');
+    const error = await new Promise<Error | null>((resolve) => {
+      stream.on('data', () => {});
+      stream.on('error', resolve);
+      stream.on('end', () => resolve(null));
+    });
+    expect(error?.message).toMatch(/boom/);
+  });
+});
+
+describe.runIf(TEST_BACKEND === 'embedded')('embedded data directory lock', () => {
+  it('a second process on the same DATA_DIR exits with one clear line', () => {
+    const r = spawnSync('node_modules/.bin/tsx', ['scripts/migrate.ts'], { env: { ...process.env, DATA_DIR: t.dataDir, CLICKHOUSE_URL: '' }, encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^tickhouse: DATA_DIR ${t.dataDir} is locked by another tickhouse process \\(pid ${process.pid}\\)`));
+  });
+});
