@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// `npm test`: the whole suite twice — on the embedded engine, then through the ClickHouse server
+// backend's HTTP code path (TEST_BACKEND=http) — and says loudly which suites could not run here.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const has = (cmd, args = ['--version']) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
+const skipped = [];
+if (!has('redis-server')) {
+  if (process.env.TEST_REQUIRE_REDIS === '1') fail('redis-server is not installed but TEST_REQUIRE_REDIS=1');
+  skipped.push('Redis account-store suites: redis-server is not installed (apt-get install redis-server)');
+}
+if (!existsSync('/usr/bin/chromium')) {
+  if (process.env.TEST_REQUIRE_BROWSER === '1') fail('/usr/bin/chromium is not installed but TEST_REQUIRE_BROWSER=1');
+  skipped.push('dashboard browser suite: /usr/bin/chromium is not installed (apt-get install chromium)');
+}
+warn(skipped);
+
+const extra = process.argv.slice(2);
+const runs = [
+  { backend: 'embedded', args: [] },
+  // Browser tests exercise the page, not the backend: once is enough.
+  { backend: 'http', args: ['--exclude', 'test/dashboard.browser.test.ts'] },
+];
+const results = [];
+for (const run of runs) {
+  console.log(`\n=== npm test: TEST_BACKEND=${run.backend} ===\n`);
+  const r = spawnSync('node_modules/.bin/vitest', ['run', ...run.args, ...extra], {
+    stdio: 'inherit',
+    env: { ...process.env, TEST_BACKEND: run.backend },
+  });
+  results.push({ backend: run.backend, ok: r.status === 0 });
+}
+warn(skipped);
+for (const r of results) console.log(`TEST_BACKEND=${r.backend}: ${r.ok ? 'passed' : 'FAILED'}`);
+const failed = results.filter((r) => !r.ok).length;
+console.log(`${results.length - failed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
+
+function warn(list) {
+  if (!list.length) return;
+  const bar = '!'.repeat(78);
+  console.warn(`\n${bar}\n!! SKIPPED SUITES (they did not run on this machine):`);
+  for (const s of list) console.warn(`!!   - ${s}`);
+  console.warn(`${bar}\n`);
+}
+
+function fail(message) {
+  console.error(`npm test: ${message}`);
+  process.exit(1);
+}
