@@ -1,0 +1,184 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AccountStoreLockedError, openEmbeddedStore } from '../src/accounts/embedded-store.js';
+import type { AccountStore } from '../src/accounts/store.js';
+import type { Invoice } from '../src/accounts/types.js';
+import { hashApiKey } from '../src/auth/keys.js';
+import { openEmbeddedTestStore, STORE_KINDS, type TestStore } from './support/account-stores.js';
+
+const T0 = Date.UTC(2026, 5, 24, 12, 0, 0);
+
+function invoice(accountId: string, paymentId: string, createdAt: number): Invoice {
+  return { payment_id: paymentId, account_id: accountId, plan: 'monthly', amount_usd: 59.9, order_id: paymentId, status: 'waiting', created_at: createdAt, updated_at: createdAt, paid_at: null };
+}
+
+describe.each(STORE_KINDS)('AccountStore contract: %s', (_kind, open) => {
+  let t: TestStore;
+  let store: AccountStore;
+  beforeEach(async () => {
+    t = await open();
+    store = t.store;
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  const create = (over: Partial<Parameters<AccountStore['createAccount']>[0]> = {}) =>
+    store.createAccount({ email: null, keyHash: hashApiKey(`k-${Math.random()}`), plan: 'free', plan_expires_at: null, now: T0, ...over });
+
+  it('creates accounts and finds them by id and by key hash', async () => {
+    const keyHash = hashApiKey('th_live_one');
+    const a = await create({ email: 'a@example.com', keyHash, plan: 'monthly', plan_expires_at: T0 + 1000 });
+    expect(a).toEqual({ id: a.id, email: 'a@example.com', plan: 'monthly', plan_expires_at: T0 + 1000, created_at: T0 });
+    expect(a.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(await store.getAccount(a.id)).toEqual(a);
+    expect(await store.findByKeyHash(keyHash)).toEqual(a);
+    expect(await store.findByKeyHash(hashApiKey('th_live_other'))).toBeNull();
+    expect(await store.getAccount('00000000-0000-4000-8000-000000000000')).toBeNull();
+    const b = await create();
+    expect(b.email).toBeNull();
+    expect(b.plan_expires_at).toBeNull();
+    expect(await store.countAccounts()).toBe(2);
+  });
+
+  it('replaces a key: the old hash stops resolving, everything else stays', async () => {
+    const oldHash = hashApiKey('old');
+    const a = await create({ keyHash: oldHash, plan: 'daily', plan_expires_at: T0 + 5 });
+    expect(await store.findByKeyHash(oldHash)).toEqual(a);
+    await store.incrementDaily(a.id, '2026-06-24');
+    const newHash = hashApiKey('new');
+    await store.replaceKey(a.id, newHash);
+    expect(await store.findByKeyHash(oldHash)).toBeNull();
+    expect(await store.findByKeyHash(newHash)).toEqual(a);
+    expect(await store.getDaily(a.id, '2026-06-24')).toBe(1);
+  });
+
+  it('sets a plan and its expiry (null clears it)', async () => {
+    const keyHash = hashApiKey('k');
+    const a = await create({ keyHash });
+    expect(await store.findByKeyHash(keyHash)).toEqual(a);
+    const paid = await store.setPlan(a.id, 'unlimited', T0 + 86_400_000);
+    expect(paid).toEqual({ ...a, plan: 'unlimited', plan_expires_at: T0 + 86_400_000 });
+    expect(await store.findByKeyHash(keyHash)).toEqual(paid);
+    const back = await store.setPlan(a.id, 'free', null);
+    expect(back).toEqual(a);
+    expect(await store.getAccount(a.id)).toEqual(a);
+    await expect(store.setPlan('00000000-0000-4000-8000-000000000000', 'daily', 1)).rejects.toThrow(/No account/);
+  });
+
+  it('counts per account per day', async () => {
+    const a = await create();
+    const b = await create();
+    expect(await store.incrementDaily(a.id, '2026-06-24')).toBe(1);
+    expect(await store.incrementDaily(a.id, '2026-06-24')).toBe(2);
+    expect(await store.incrementDaily(a.id, '2026-06-25')).toBe(1);
+    expect(await store.incrementDaily(b.id, '2026-06-24')).toBe(1);
+    await store.decrementDaily(a.id, '2026-06-24');
+    expect(await store.getDaily(a.id, '2026-06-24')).toBe(1);
+    expect(await store.getDaily(a.id, '2026-06-23')).toBe(0);
+  });
+
+  it('consumeDaily counts up to the limit and never past it, also under concurrency', async () => {
+    const a = await create();
+    expect(await store.consumeDaily(a.id, '2026-06-24', 2)).toEqual({ allowed: true, count: 1 });
+    expect(await store.consumeDaily(a.id, '2026-06-24', 2)).toEqual({ allowed: true, count: 2 });
+    expect(await store.consumeDaily(a.id, '2026-06-24', 2)).toEqual({ allowed: false, count: 2 });
+    expect(await store.getDaily(a.id, '2026-06-24')).toBe(2);
+
+    const results = await Promise.all(Array.from({ length: 50 }, () => store.consumeDaily(a.id, '2026-06-25', 20)));
+    expect(results.filter((r) => r.allowed)).toHaveLength(20);
+    expect(results.filter((r) => r.allowed).map((r) => r.count).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(await store.getDaily(a.id, '2026-06-25')).toBe(20);
+  });
+
+  it('counts registrations per IP per hour', async () => {
+    expect(await store.incrementRegistrations('10.0.0.1', '2026-06-24T12')).toBe(1);
+    expect(await store.incrementRegistrations('10.0.0.1', '2026-06-24T12')).toBe(2);
+    expect(await store.incrementRegistrations('10.0.0.2', '2026-06-24T12')).toBe(1);
+    expect(await store.incrementRegistrations('10.0.0.1', '2026-06-24T13')).toBe(1);
+  });
+
+  it('stores, updates and lists invoices newest first', async () => {
+    const a = await create();
+    const b = await create();
+    const pid = (n: number) => `${t.location.length}-${a.id.slice(0, 8)}-${n}`;
+    for (let n = 0; n < 12; n++) await store.createInvoice(invoice(a.id, pid(n), T0 + n * 1000));
+    await store.createInvoice(invoice(b.id, `${b.id}-x`, T0));
+    expect(await store.getInvoice(pid(3))).toEqual(invoice(a.id, pid(3), T0 + 3000));
+    expect(await store.getInvoice('nope')).toBeNull();
+
+    const listed = await store.listInvoices(a.id, 10);
+    expect(listed.map((i) => i.payment_id)).toEqual([11, 10, 9, 8, 7, 6, 5, 4, 3, 2].map(pid));
+    expect((await store.listInvoices(b.id, 10)).map((i) => i.payment_id)).toEqual([`${b.id}-x`]);
+    expect(await store.listInvoices((await create()).id, 10)).toEqual([]);
+
+    const paid = await store.updateInvoice(pid(11), { status: 'finished', updated_at: T0 + 99, paid_at: T0 + 98 });
+    expect(paid).toEqual({ ...invoice(a.id, pid(11), T0 + 11_000), status: 'finished', updated_at: T0 + 99, paid_at: T0 + 98 });
+    expect(await store.getInvoice(pid(11))).toEqual(paid);
+    expect(await store.updateInvoice(pid(11), { status: 'refunded' })).toEqual({ ...paid, status: 'refunded' });
+    expect(await store.updateInvoice('nope', { status: 'finished' })).toBeNull();
+    expect(await store.getInvoice('nope')).toBeNull();
+  });
+
+  it('claims an invoice upgrade exactly once, also under concurrency', async () => {
+    const a = await create();
+    await store.createInvoice(invoice(a.id, `${a.id}-claim`, T0));
+    const claims = await Promise.all(Array.from({ length: 10 }, () => store.claimInvoiceUpgrade(`${a.id}-claim`)));
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    expect(await store.claimInvoiceUpgrade(`${a.id}-claim`)).toBe(false);
+  });
+
+  it('keeps accounts, keys, counters and invoices across a restart', async () => {
+    const keyHash = hashApiKey('persist');
+    const a = await create({ keyHash, email: 'p@example.com', plan: 'daily', plan_expires_at: T0 + 1 });
+    await store.consumeDaily(a.id, '2026-06-24', 100);
+    await store.consumeDaily(a.id, '2026-06-24', 100);
+    await store.incrementRegistrations('10.9.9.9', '2026-06-24T12');
+    await store.createInvoice(invoice(a.id, `${a.id}-p`, T0));
+    await store.claimInvoiceUpgrade(`${a.id}-p`);
+    store = await t.reopen();
+    expect(await store.findByKeyHash(keyHash)).toEqual(a);
+    expect(await store.getDaily(a.id, '2026-06-24')).toBe(2);
+    expect(await store.incrementRegistrations('10.9.9.9', '2026-06-24T12')).toBe(2);
+    expect(await store.getInvoice(`${a.id}-p`)).toEqual(invoice(a.id, `${a.id}-p`, T0));
+    expect(await store.claimInvoiceUpgrade(`${a.id}-p`)).toBe(false);
+  });
+});
+
+describe('embedded store on disk', () => {
+  it('flushes counters within about a second without a close, through a temp file + rename', async () => {
+    const t = await openEmbeddedTestStore();
+    try {
+      const a = await t.store.createAccount({ email: null, keyHash: hashApiKey('x'), plan: 'free', plan_expires_at: null, now: T0 });
+      await t.store.consumeDaily(a.id, '2026-06-24', 100);
+      const file = join(t.location, 'accounts.json');
+      expect(JSON.parse(readFileSync(file, 'utf8')).counters).toEqual({});
+      await new Promise((r) => setTimeout(r, 1_300));
+      expect(JSON.parse(readFileSync(file, 'utf8')).counters).toEqual({ [`${a.id}|2026-06-24`]: 1 });
+      // The plaintext key never reaches the file.
+      expect(readFileSync(file, 'utf8')).not.toContain('"x"');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('refuses a data directory whose store another live process holds', async () => {
+    const t = await openEmbeddedTestStore();
+    await t.store.close();
+    const other = spawn('sleep', ['30']);
+    try {
+      writeFileSync(join(t.location, 'accounts.lock'), String(other.pid));
+      await expect(openEmbeddedStore(t.location)).rejects.toThrow(AccountStoreLockedError);
+      await expect(openEmbeddedStore(t.location)).rejects.toThrow(/in use by another process \(pid \d+\).*REDIS_URL/);
+    } finally {
+      other.kill('SIGKILL');
+    }
+    // A lock left by a dead process is taken over.
+    await new Promise((r) => other.once('exit', r));
+    const reopened = await openEmbeddedStore(t.location);
+    await reopened.close();
+    await t.close();
+  });
+});
