@@ -7,7 +7,7 @@ import { verifyIpnSignature } from './signature.js';
 
 /** IPN handling (BILLING.md "IPN callback"): verify, match, record the status, upgrade once on `finished`. */
 
-const STATUSES: readonly InvoiceStatus[] = ['waiting', 'confirming', 'confirmed', 'sending', 'partially_paid', 'finished', 'failed', 'refunded', 'expired'];
+export const IPN_STATUSES: readonly InvoiceStatus[] = ['waiting', 'confirming', 'confirmed', 'sending', 'partially_paid', 'finished', 'failed', 'refunded', 'expired'];
 /** Progress reports that a late or retried IPN may deliver after `finished`; they must not hide that it was paid. */
 const BEFORE_FINISHED = new Set<InvoiceStatus>(['waiting', 'confirming', 'confirmed', 'sending', 'partially_paid']);
 
@@ -32,8 +32,8 @@ export async function handleIpn(
   }
 
   const status = body.payment_status;
-  if (typeof status !== 'string' || !STATUSES.includes(status as InvoiceStatus)) {
-    throw invalidParameter('payment_status', `payment_status must be one of ${STATUSES.join(', ')}`);
+  if (typeof status !== 'string' || !IPN_STATUSES.includes(status as InvoiceStatus)) {
+    throw invalidParameter('payment_status', `payment_status must be one of ${IPN_STATUSES.join(', ')}`);
   }
   const invoice = await findInvoice(deps, body);
   return withAccountLock(invoice.account_id, () => record(deps, invoice, status as InvoiceStatus, body));

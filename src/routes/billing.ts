@@ -2,7 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import { isoUtc, utcDay } from '../accounts/time.js';
 import { createPaymentProvider } from '../billing/index.js';
-import { handleIpn } from '../billing/ipn.js';
+import { handleIpn, IPN_STATUSES } from '../billing/ipn.js';
 import { PaymentProviderError, type PaymentProvider } from '../billing/provider.js';
 import { sandboxInvoicePage, sandboxPaymentIpn } from '../billing/sandbox.js';
 import { signIpn } from '../billing/signature.js';
@@ -98,7 +98,28 @@ const ipnRoute = createRoute({
     'Every status is recorded on the invoice; only `finished` with the invoice amount and currency upgrades, once per invoice.',
   request: {
     headers: z.object({ 'x-nowpayments-sig': z.string().optional() }),
-    body: { content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+    // A plain schema documents the body without the route validator: the signature is checked
+    // before anything else is believed, and the handler parses the raw text itself.
+    body: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            properties: {
+              payment_id: { type: ['integer', 'string'] },
+              invoice_id: { type: ['integer', 'string'] },
+              order_id: { type: 'string' },
+              payment_status: { type: 'string', enum: [...IPN_STATUSES] },
+              price_amount: { type: ['number', 'string'] },
+              price_currency: { type: 'string' },
+              pay_currency: { type: 'string' },
+              actually_paid: { type: ['number', 'string'] },
+            },
+          },
+        },
+      },
+    },
   },
   responses: {
     200: {
