@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -25,7 +26,8 @@ export interface NowPaymentsServer {
 
 export async function startNowPaymentsServer(apiKey = 'np-test-key'): Promise<NowPaymentsServer> {
   let behaviour: NowPaymentsBehaviour = 'ok';
-  let nextId = 5_222_917_334;
+  // Random base: test files sharing one Redis must not mint the same invoice ids.
+  let nextId = 5_000_000_000 + randomInt(1_000_000_000);
   const calls: InvoiceCall[] = [];
 
   const reply = (res: ServerResponse, status: number, body: unknown) => {
