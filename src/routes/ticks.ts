@@ -1,5 +1,167 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../deps.js';
+import { checkHistoryWindow } from '../auth/history-window.js';
 import type { AppEnv } from '../http/context.js';
+import { invalidParameter } from '../http/errors.js';
+import { assetIdParam, enumParam, intParam, orderedRange, textParam, timeParam } from '../http/params.js';
+import { streamResponse } from '../http/stream.js';
+import { CSV_HEADER, JsonLinesToArray, nextPagePosition, streamTicksExport, streamTicksPage, type ExportFormat, type TickPosition } from '../queries/ticks.js';
 
-export function registerTicksRoutes(_app: OpenAPIHono<AppEnv>, _deps: AppDeps): void {}
+const EVENT_TYPES = ['price_change', 'book', 'last_trade_price'] as const;
+const EXPORT_FORMATS = ['csv', 'jsonl', 'parquet'] as const;
+
+const ticksQuery = orderedRange(
+  z.object({
+    asset_id: assetIdParam(),
+    start: timeParam('start'),
+    end: timeParam('end'),
+    event_type: enumParam('event_type', EVENT_TYPES).optional(),
+    limit: intParam('limit', 1, 100_000).optional(),
+    cursor: textParam('cursor', 200).optional().openapi({ description: 'meta.next_cursor of the previous page' }),
+  }),
+  'start',
+  'end',
+);
+
+const exportQuery = orderedRange(
+  z.object({
+    asset_id: assetIdParam(),
+    start: timeParam('start'),
+    end: timeParam('end'),
+    format: enumParam('format', EXPORT_FORMATS).optional(),
+    event_type: enumParam('event_type', EVENT_TYPES).optional(),
+  }),
+  'start',
+  'end',
+);
+
+const Tick = z
+  .object({
+    t: z.number().int(),
+    event: z.enum(EVENT_TYPES),
+    side: z.string(),
+    best_bid: z.number(),
+    best_ask: z.number(),
+    price: z.number(),
+    size: z.number(),
+  })
+  .openapi('Tick');
+
+const errorResponses = {
+  400: { description: 'Invalid parameter' },
+  401: { description: 'Missing or invalid API key' },
+  403: { description: 'Outside the plan’s history window' },
+  429: { description: 'Daily request limit reached' },
+};
+
+const ticksRoute = createRoute({
+  method: 'get',
+  path: '/v1/ticks',
+  tags: ['ticks'],
+  summary: 'Raw ticks of one asset, ascending by time then arrival, with cursor pagination',
+  security: [{ bearer: [] }],
+  request: { query: ticksQuery },
+  responses: {
+    200: {
+      description: 'One page of ticks',
+      content: {
+        'application/json': {
+          schema: z.object({
+            success: z.literal(true),
+            data: z.array(Tick),
+            meta: z.object({ count: z.number().int(), next_cursor: z.string().nullable() }),
+          }),
+        },
+      },
+    },
+    ...errorResponses,
+  },
+});
+
+const exportRoute = createRoute({
+  method: 'get',
+  path: '/v1/ticks/export',
+  tags: ['ticks'],
+  summary: 'Every tick of a range as CSV, JSONL or Parquet, streamed',
+  description:
+    'CSV header `timestamp,event_type,side,best_bid,best_ask,price,size`; JSONL and Parquet members `t, event, side, best_bid, best_ask, price, size` (`t` in Unix ms). gzip or zstd per Accept-Encoding. A failure after the headers aborts the connection.',
+  security: [{ bearer: [] }],
+  request: { query: exportQuery },
+  responses: {
+    200: {
+      description: 'The export file',
+      content: {
+        'text/csv; charset=utf-8': { schema: z.string() },
+        'application/x-ndjson': { schema: z.string() },
+        'application/vnd.apache.parquet': { schema: z.string().openapi({ format: 'binary' }) },
+      },
+    },
+    ...errorResponses,
+  },
+});
+
+const CONTENT_TYPES: Record<ExportFormat, string> = {
+  csv: 'text/csv; charset=utf-8',
+  jsonl: 'application/x-ndjson',
+  parquet: 'application/vnd.apache.parquet',
+};
+
+/**
+ * A cursor is the (t, seq) of the first tick of the next page, base64url-encoded so clients treat it
+ * as opaque. (t, seq) is unique per asset, so resuming at it neither skips nor repeats a tick, even
+ * inside a run of equal timestamps.
+ */
+export function encodeCursor(p: TickPosition): string {
+  return Buffer.from(`${p.t}:${p.seq}`).toString('base64url');
+}
+
+export function decodeCursor(raw: string): TickPosition {
+  const m = /^(\d{1,16}):(\d{1,16})$/.exec(Buffer.from(raw, 'base64url').toString('latin1'));
+  const p = m && { t: Number(m[1]), seq: Number(m[2]) };
+  if (!p || !Number.isSafeInteger(p.t) || !Number.isSafeInteger(p.seq) || encodeCursor(p) !== raw) {
+    throw invalidParameter('cursor', 'cursor must be a meta.next_cursor value returned by a previous /v1/ticks response');
+  }
+  return p;
+}
+
+export function registerTicksRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  app.openapi(ticksRoute, async (c) => {
+    const q = c.req.valid('query');
+    const from = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+    checkHistoryWindow(c, { explicitStart: q.start });
+    const limit = q.limit ?? 10_000;
+    const range = { asset_id: q.asset_id, start: q.start, end: q.end, event_type: q.event_type };
+    const signal = c.req.raw.signal;
+    // The cursor query reads only (t, seq) and runs beside the page stream.
+    const next = nextPagePosition(deps.engine, range, limit, from, signal);
+    next.catch(() => {});
+    const rows = new JsonLinesToArray();
+    const response = await streamResponse(streamTicksPage(deps.engine, range, limit, from, signal), {
+      contentType: 'application/json',
+      acceptEncoding: c.req.header('accept-encoding'),
+      prefix: '{"success":true,"data":[',
+      mapChunk: (chunk) => rows.map(chunk),
+      suffix: async () => {
+        const position = await next;
+        return `],"meta":${JSON.stringify({ count: rows.count, next_cursor: position && encodeCursor(position) })}}`;
+      },
+    });
+    return response as never;
+  });
+
+  app.openapi(exportRoute, async (c) => {
+    const q = c.req.valid('query');
+    checkHistoryWindow(c, { explicitStart: q.start });
+    const format = q.format ?? 'csv';
+    const range = { asset_id: q.asset_id, start: q.start, end: q.end, event_type: q.event_type };
+    const response = await streamResponse(streamTicksExport(deps.engine, range, format, c.req.raw.signal), {
+      contentType: CONTENT_TYPES[format],
+      headers: { 'Content-Disposition': `attachment; filename="ticks_${q.asset_id}_${q.start}_${q.end}.${format}"` },
+      prefix: format === 'csv' ? CSV_HEADER : undefined,
+      acceptEncoding: c.req.header('accept-encoding'),
+    });
+    return response as never;
+  });
+}
+
