@@ -82,7 +82,7 @@ export function sandboxInvoicePage(invoice: Invoice, notice?: string): string {
 <p class="note">No real money moves: this page stands in for the crypto payment processor.</p>
 <dl>
   <dt>Invoice</dt><dd data-testid="invoice-id">${id}</dd>
-  <dt>Plan</dt><dd data-testid="plan">${invoice.plan} (${days} days)</dd>
+  <dt>Plan</dt><dd data-testid="plan">${invoice.plan} (${days} day${days === 1 ? '' : 's'})</dd>
   <dt>Amount</dt><dd data-testid="amount">${invoice.amount_usd.toFixed(2)} USD</dd>
   <dt>Status</dt><dd data-testid="status">${escapeHtml(invoice.status)}</dd>
 </dl>
