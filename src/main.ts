@@ -1,6 +1,7 @@
 import { serve } from '@hono/node-server';
 import { openAccountStore } from './accounts/index.js';
 import { createApp } from './app.js';
+import { createPaymentProvider } from './billing/index.js';
 import { createEngine } from './clickhouse/index.js';
 import { DataDirLockedError } from './clickhouse/errors.js';
 import { runMigrations } from './clickhouse/migrations.js';
@@ -20,7 +21,11 @@ async function main() {
   const accounts = await openAccountStore(config);
   log.info('account store', { kind: accounts.kind });
 
-  const deps = { config, engine, accounts, clock: systemClock };
+  const payments = createPaymentProvider(config);
+  log.info('payment provider', { provider: payments.name });
+  if (payments.name === 'sandbox') log.warn('billing runs in sandbox mode: invoices are paid with a local Pay button, no money moves (set NOWPAYMENTS_API_KEY for real payments)');
+
+  const deps = { config, engine, accounts, clock: systemClock, payments };
   await loadDemoDataIfEmpty(deps);
 
   const app = createApp(deps);
