@@ -1,5 +1,84 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
+import { ok } from '../http/envelope.js';
+import { intParam, textParam } from '../http/params.js';
+import { listMarkets, marketStats } from '../queries/markets.js';
 
-export function registerMarketsRoutes(_app: OpenAPIHono<AppEnv>, _deps: AppDeps): void {}
+const marketsQuery = z.object({
+  search: textParam('search', 200).optional().openapi({ description: 'Case-insensitive substring of the condition ID or the question' }),
+  limit: intParam('limit', 1, 1000).optional(),
+  offset: intParam('offset', 0, Number.MAX_SAFE_INTEGER).optional(),
+});
+
+const MarketEntry = z
+  .object({
+    market: z.string(),
+    asset_id: z.string(),
+    side: z.string(),
+    first_seen: z.string().openapi({ example: '2026-06-01 00:00:00.000' }),
+    last_seen: z.string(),
+    total_ticks: z.number().int(),
+    question: z.string().optional(),
+    slug: z.string().optional(),
+  })
+  .openapi('MarketEntry');
+
+const marketsRoute = createRoute({
+  method: 'get',
+  path: '/v1/markets',
+  tags: ['markets'],
+  summary: 'Outcome tokens with at least one tick, most active first',
+  request: { query: marketsQuery },
+  responses: {
+    200: {
+      description: 'One page of tokens, by total_ticks desc then asset_id asc',
+      content: {
+        'application/json': {
+          schema: z.object({
+            success: z.literal(true),
+            data: z.array(MarketEntry),
+            meta: z.object({ count: z.number().int(), offset: z.number().int(), limit: z.number().int(), total: z.number().int() }),
+          }),
+        },
+      },
+    },
+    400: { description: 'Invalid parameter' },
+  },
+});
+
+const MarketStats = z
+  .object({
+    total_markets: z.number().int(),
+    total_assets: z.number().int(),
+    total_ticks: z.number().int(),
+    total_snapshots: z.number().int(),
+    first_timestamp: z.number().int().nullable(),
+    last_timestamp: z.number().int().nullable(),
+    ticks_last_24h: z.number().int(),
+    events: z.object({ price_change: z.number().int(), book: z.number().int(), last_trade_price: z.number().int() }),
+  })
+  .openapi('MarketStats');
+
+const statsRoute = createRoute({
+  method: 'get',
+  path: '/v1/markets/stats',
+  tags: ['markets'],
+  summary: 'Totals over all stored data',
+  responses: {
+    200: { description: 'Totals', content: { 'application/json': { schema: z.object({ success: z.literal(true), data: MarketStats }) } } },
+  },
+});
+
+export function registerMarketsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  app.openapi(marketsRoute, async (c) => {
+    const q = c.req.valid('query');
+    const limit = q.limit ?? 100;
+    const offset = q.offset ?? 0;
+    const { entries, total } = await listMarkets(deps.engine, { search: q.search ?? '', limit, offset }, c.req.raw.signal);
+    return ok(c, entries, { count: entries.length, offset, limit, total });
+  });
+
+  app.openapi(statsRoute, async (c) => c.json({ success: true as const, data: await marketStats(deps.engine, deps.clock.now(), c.req.raw.signal) }, 200));
+}

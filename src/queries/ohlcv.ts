@@ -1,0 +1,86 @@
+import type { Engine } from '../clickhouse/engine.js';
+
+export const RESOLUTIONS = ['1m', '5m', '15m', '1h', '4h', '1d'] as const;
+export type Resolution = (typeof RESOLUTIONS)[number];
+
+/** Bucket length per resolution; also the only SQL text chosen by a user value (an enum). */
+const INTERVALS: Record<Resolution, { sql: string; ms: number }> = {
+  '1m': { sql: 'INTERVAL 1 MINUTE', ms: 60_000 },
+  '5m': { sql: 'INTERVAL 5 MINUTE', ms: 300_000 },
+  '15m': { sql: 'INTERVAL 15 MINUTE', ms: 900_000 },
+  '1h': { sql: 'INTERVAL 1 HOUR', ms: 3_600_000 },
+  '4h': { sql: 'INTERVAL 4 HOUR', ms: 14_400_000 },
+  '1d': { sql: 'INTERVAL 1 DAY', ms: 86_400_000 },
+};
+
+/** Volumes and ms are 64-bit: JSON numbers, not the quoted strings ClickHouse prints by default. */
+const JSON_NUMBERS = 'output_format_json_quote_64bit_integers = 0';
+
+export interface Candle {
+  timestamp: number;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  volume: number;
+}
+
+export interface CandleQuery {
+  asset_id: string;
+  resolution: Resolution;
+  /** First bucket start (ms, already floored to the resolution), inclusive. */
+  from: number;
+  /** Last allowed bucket start (ms, floored to the resolution), inclusive. */
+  to: number;
+  limit: number;
+  /** 'first': the first `limit` buckets from `from`; 'last': the last `limit` buckets up to `to`. */
+  take: 'first' | 'last';
+}
+
+export function floorToResolution(ms: number, resolution: Resolution): number {
+  const step = INTERVALS[resolution].ms;
+  return Math.floor(ms / step) * step;
+}
+
+/**
+ * Candles from the 1-minute rollup only: coarser buckets merge the 1m states (argMin/argMax by
+ * (t, seq) keep open/close exact), so no request reads raw ticks. toStartOfInterval counts from the
+ * Unix epoch in UTC, so buckets are multiples of the resolution. A bucket starting inside [from, to]
+ * covers whole 1m rows, and 1m rows before `from` can only belong to earlier buckets because `from`
+ * is aligned.
+ */
+export function candlesSql(resolution: Resolution, take: 'first' | 'last'): string {
+  const interval = INTERVALS[resolution].sql;
+  const inner = `SELECT toStartOfInterval(bucket, ${interval}, 'UTC') AS b,
+  argMinMerge(open) AS o, max(high) AS h, min(low) AS l, argMaxMerge(close) AS c, sum(volume) AS v
+FROM candles_1m
+WHERE asset_id = {asset_id:String}
+  AND bucket >= toDateTime(intDiv({from:Int64}, 1000), 'UTC')
+  AND bucket < toDateTime(intDiv({to:Int64}, 1000), 'UTC') + ${interval}
+GROUP BY b
+ORDER BY b ${take === 'first' ? 'ASC' : 'DESC'}
+LIMIT {limit:UInt32}`;
+  return `SELECT toUnixTimestamp(b) * 1000 AS timestamp, o AS open, h AS high, l AS low, c AS close, v AS volume
+FROM (${inner})
+ORDER BY timestamp ASC
+SETTINGS ${JSON_NUMBERS}`;
+}
+
+export async function queryCandles(engine: Engine, q: CandleQuery, signal?: AbortSignal): Promise<Candle[]> {
+  return engine.rows<Candle>(candlesSql(q.resolution, q.take), {
+    params: { asset_id: q.asset_id, from: q.from, to: q.to, limit: q.limit },
+    signal,
+  });
+}
+
+/** The newest 1m bucket of the asset at or before `to` (ms), or null: tells "no data" from "data older than the window". */
+export async function newestCandleBefore(engine: Engine, asset_id: string, to: number, signal?: AbortSignal): Promise<number | null> {
+  const rows = await engine.rows<{ t: number }>(
+    `SELECT toUnixTimestamp(bucket) * 1000 AS t FROM candles_1m
+WHERE asset_id = {asset_id:String} AND bucket <= toDateTime(intDiv({to:Int64}, 1000), 'UTC')
+ORDER BY bucket DESC LIMIT 1
+SETTINGS ${JSON_NUMBERS}`,
+    { params: { asset_id, to }, signal },
+  );
+  return rows.length ? Number(rows[0].t) : null;
+}
