@@ -116,6 +116,9 @@ describe('expiry and renewal', () => {
     expect(expiryAfterPurchase(active, 'daily', NOW)).toBe(NOW + DAY);
     expect(expiryAfterPurchase({ plan: 'monthly', plan_expires_at: NOW - 1 }, 'monthly', NOW)).toBe(NOW + 30 * DAY);
     expect(expiryAfterPurchase({ plan: 'free', plan_expires_at: null }, 'daily', NOW)).toBe(NOW + DAY);
+    // Expiries are whole seconds, rounded up, so the ISO text the API prints is exact.
+    expect(expiryAfterPurchase({ plan: 'free', plan_expires_at: null }, 'daily', NOW + 1)).toBe(NOW + DAY + 1000);
+    expect(isoUtc(NOW + DAY + 1000)).toBe('2026-06-25T15:30:01+00:00');
   });
 
   it('a purchase shows in /v1/me at once (the lookup cache is invalidated) and renews from expiry', async () => {

@@ -1,7 +1,7 @@
 import { isPlanActive } from '../auth/effective-plan.js';
 import { PLANS, type PlanName } from '../plans.js';
 import type { AccountStore } from './store.js';
-import { DAY } from './time.js';
+import { DAY, wholeSecondAtOrAfter } from './time.js';
 import type { Account } from './types.js';
 
 type PaidPlan = Exclude<PlanName, 'free'>;
@@ -13,7 +13,7 @@ type PaidPlan = Exclude<PlanName, 'free'>;
 export function expiryAfterPurchase(account: Pick<Account, 'plan' | 'plan_expires_at'>, plan: PaidPlan, paidAt: number): number {
   const duration = PLANS[plan].duration_days * DAY;
   const extendsCurrent = account.plan === plan && isPlanActive(account, paidAt) && account.plan_expires_at !== null;
-  return (extendsCurrent ? account.plan_expires_at! : paidAt) + duration;
+  return wholeSecondAtOrAfter((extendsCurrent ? account.plan_expires_at! : paidAt) + duration);
 }
 
 /** Applies a paid purchase to the account (billing calls this once per finished invoice). */
@@ -26,5 +26,5 @@ export async function applyPlanPurchase(store: AccountStore, accountId: string, 
 /** An operator's grant (admin CLI): the plan starts now for `days` (default: the plan's duration). */
 export function expiryOfGrant(plan: PlanName, now: number, days?: number): number | null {
   const duration = days ?? PLANS[plan].duration_days;
-  return plan === 'free' || duration === null ? null : now + duration * DAY;
+  return plan === 'free' || duration === null ? null : wholeSecondAtOrAfter(now + duration * DAY);
 }

@@ -23,12 +23,17 @@ export function nextUtcMidnight(ms: number): number {
 }
 
 /**
- * ISO 8601 with an explicit `+00:00` offset (API.md §1), e.g. `2026-06-25T00:00:00+00:00`;
- * milliseconds appear only when they are not zero, so no instant is silently rounded.
+ * ISO 8601 to the second with an explicit `+00:00` offset (API.md §1), e.g.
+ * `2026-06-25T00:00:00+00:00`. Instants the API prints this way (window starts, plan expiries) are
+ * whole seconds by construction (see `wholeSecondAtOrAfter`), so nothing is lost.
  */
 export function isoUtc(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  return (iso.endsWith('.000Z') ? iso.slice(0, -5) : iso.slice(0, -1)) + '+00:00';
+  return new Date(ms).toISOString().slice(0, 19) + '+00:00';
+}
+
+/** Plan expiries are kept in whole seconds (rounded up: the buyer never loses time) so they print exactly. */
+export function wholeSecondAtOrAfter(ms: number): number {
+  return Math.ceil(ms / 1000) * 1000;
 }
 
 export const DAY = DAY_MS;

@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
-import { isoUtc, utcDay, utcHour } from '../accounts/time.js';
+import { accountView } from '../accounts/account-view.js';
+import { utcDay, utcHour } from '../accounts/time.js';
 import { clientIp } from '../auth/client-ip.js';
 import { generateApiKey, hashApiKey } from '../auth/keys.js';
 import type { AppDeps } from '../deps.js';
@@ -118,19 +119,9 @@ export function registerAccountsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
 
   app.openapi(me, async (c) => {
     const account = c.get('account');
-    const effective = c.get('effective');
-    const requestsToday = await deps.accounts.getDaily(account.id, utcDay(deps.clock.now()));
-    const data = {
-      id: account.id,
-      email: account.email,
-      plan: account.plan,
-      plan_active: effective.active,
-      plan_expires_at: account.plan_expires_at === null ? null : isoUtc(account.plan_expires_at),
-      data_access_days: effective.data_access_days,
-      rate_limit_daily: effective.rate_limit_daily,
-      requests_today: requestsToday,
-    };
-    return c.json({ success: true as const, data }, 200);
+    const now = deps.clock.now();
+    const requestsToday = await deps.accounts.getDaily(account.id, utcDay(now));
+    return c.json({ success: true as const, data: accountView(account, now, requestsToday) }, 200);
   });
 
   app.openapi(regenerate, async (c) => {

@@ -48,7 +48,7 @@ export async function startAccountApp(options: { engine: Engine; clock: Clock; r
     app,
     accounts,
     config,
-    call: (key, path, init = {}) => app.request(path, { ...init, headers: { ...(key === null ? {} : { Authorization: `Bearer ${key}` }), ...(init.headers as Record<string, string>) } }),
+    call: async (key, path, init = {}) => app.request(path, { ...init, headers: { ...(key === null ? {} : { Authorization: `Bearer ${key}` }), ...(init.headers as Record<string, string>) } }),
     async newAccount(plan = 'free', planExpiresAt = null) {
       const key = generateApiKey(config.API_KEY_PREFIX);
       const account = await accounts.createAccount({ email: null, keyHash: hashApiKey(key), plan, plan_expires_at: planExpiresAt, now: options.clock.now() });

@@ -1,0 +1,36 @@
+import { AccountStoreLockedError } from '../src/accounts/embedded-store.js';
+import { openAccountStore } from '../src/accounts/index.js';
+import { runAdminCommand, UsageError } from '../src/accounts/admin-commands.js';
+import { systemClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+import { ApiError } from '../src/http/errors.js';
+import { setLogLevel } from '../src/log.js';
+import { runCli } from './cli.js';
+
+/**
+ * `npm run admin -- <command>`: account operations for operators, on Redis (REDIS_URL) or the
+ * embedded store under DATA_DIR (stop the service first: that store belongs to one process).
+ */
+await runCli(async () => {
+  const config = loadConfig();
+  setLogLevel(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
+  let accounts;
+  try {
+    accounts = await openAccountStore(config);
+  } catch (err) {
+    if (!(err instanceof AccountStoreLockedError)) throw err;
+    process.stderr.write(`tickhouse admin: ${err.message}\n`);
+    process.exit(1);
+  }
+  try {
+    const result = await runAdminCommand(process.argv.slice(2), { accounts, clock: systemClock, apiKeyPrefix: config.API_KEY_PREFIX });
+    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  } catch (err) {
+    if (!(err instanceof UsageError || err instanceof ApiError)) throw err;
+    process.stderr.write(`tickhouse admin: ${err.message}\n`);
+    process.exitCode = 1;
+  } finally {
+    await accounts.close();
+  }
+});
+
