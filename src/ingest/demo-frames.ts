@@ -18,8 +18,11 @@ export interface DemoOptions {
   endMs?: number;
 }
 
-/** A Gamma `/markets` object: `outcomes` and `clobTokenIds` are JSON-encoded strings, as served. */
-export interface DemoGammaMarket {
+/**
+ * A Gamma `/markets` object: `outcomes` and `clobTokenIds` are JSON-encoded strings, as served. A type
+ * alias, not an interface, so it is assignable to index-signature types such as GammaMarket.
+ */
+export type DemoGammaMarket = {
   id: string;
   question: string;
   conditionId: string;
@@ -32,6 +35,8 @@ export interface DemoGammaMarket {
   outcomes: string;
   outcomePrices: string;
   volume: string;
+  createdAt: string;
+  updatedAt: string;
   active: boolean;
   closed: boolean;
   archived: boolean;
@@ -51,7 +56,7 @@ export interface DemoGammaMarket {
   lastTradePrice: number;
   bestBid: number;
   bestAsk: number;
-}
+};
 
 export interface DemoDataset {
   startMs: number;
@@ -67,12 +72,16 @@ const MINUTE = 60_000;
 /** Sizes are held in millionths of a share so trades with 6 decimals stay exact. */
 const MICRO = 1_000_000;
 
+const HASH_POOL = 1024;
+
 /** sfc32: fast, small state, passes PractRand; seeded through a string hash so any seed works. */
 class Rng {
   private a: number;
   private b: number;
   private c: number;
   private d: number;
+  private hashes = '';
+  private hashPos = HASH_POOL;
 
   constructor(seed: number | string, stream: string) {
     const text = `${seed}/${stream}`;
@@ -117,6 +126,17 @@ class Rng {
     let s = '';
     while (s.length < chars) s += this.u32().toString(16).padStart(8, '0');
     return s.slice(0, chars);
+  }
+
+  /** 40 hex digits (a book hash). Drawn 1024 at a time through one Buffer hex conversion: per-call string building cost more than the rest of a frame. */
+  hash(): string {
+    if (this.hashPos === HASH_POOL) {
+      const words = new Uint32Array(HASH_POOL * 5);
+      for (let i = 0; i < words.length; i++) words[i] = this.u32();
+      this.hashes = Buffer.from(words.buffer).toString('hex');
+      this.hashPos = 0;
+    }
+    return this.hashes.slice(40 * this.hashPos, 40 * ++this.hashPos);
   }
 
   /** A uint256 token id as Polymarket prints it: 76–78 decimal digits, below 2^256. */
@@ -297,6 +317,8 @@ function gammaMarket(t: Template, m: Market, rng: Rng, year: number, startMs: nu
     outcomes: JSON.stringify(t.outcomes),
     outcomePrices: JSON.stringify([p.toFixed(4), (1 - p).toFixed(4)]),
     volume: String(volume),
+    createdAt: created.toISOString(),
+    updatedAt: new Date(endMs).toISOString(),
     active: true,
     closed: false,
     archived: false,
@@ -529,8 +551,8 @@ function change(ctx: Ctx, m: Market, b: Book, isBid: boolean, k: number, sizeMic
   const [yesSide, noSide] = isBid ? ['BUY', 'SELL'] : ['SELL', 'BUY'];
   ctx.lines.push(
     `{"market":"${m.conditionId}","price_changes":[` +
-      `{"asset_id":"${m.tokens[0]}","price":"${px[k]}","size":"${s}","side":"${yesSide}","hash":"${ctx.rng.hex(40)}","best_bid":"${px[b.bb]}","best_ask":"${px[b.ba]}"},` +
-      `{"asset_id":"${m.tokens[1]}","price":"${px[m.n - k]}","size":"${s}","side":"${noSide}","hash":"${ctx.rng.hex(40)}","best_bid":"${px[m.n - b.ba]}","best_ask":"${px[m.n - b.bb]}"}` +
+      `{"asset_id":"${m.tokens[0]}","price":"${px[k]}","size":"${s}","side":"${yesSide}","hash":"${ctx.rng.hash()}","best_bid":"${px[b.bb]}","best_ask":"${px[b.ba]}"},` +
+      `{"asset_id":"${m.tokens[1]}","price":"${px[m.n - k]}","size":"${s}","side":"${noSide}","hash":"${ctx.rng.hash()}","best_bid":"${px[m.n - b.ba]}","best_ask":"${px[m.n - b.bb]}"}` +
       `],"timestamp":"${ctx.t}","event_type":"price_change"}`,
   );
   return 2;
@@ -549,7 +571,7 @@ function bookJson(ctx: Ctx, m: Market, b: Book, outcome: 0 | 1, prices: Map<numb
     for (let k = 1; k <= b.bb; k++) if (b.bid[k] > 0) asks.push(`{"price":"${px[m.n - k]}","size":"${size(b.bid[k])}"}`);
   }
   const last = (outcome === 0 ? b.lastTrade : m.n - b.lastTrade) / m.n;
-  return `{"market":"${m.conditionId}","asset_id":"${m.tokens[outcome]}","timestamp":"${ctx.t}","hash":"${ctx.rng.hex(40)}","bids":[${bids.join(',')}],"asks":[${asks.join(',')}],"tick_size":"${m.tickSize}","event_type":"book","last_trade_price":"${last.toFixed(3)}"}`;
+  return `{"market":"${m.conditionId}","asset_id":"${m.tokens[outcome]}","timestamp":"${ctx.t}","hash":"${ctx.rng.hash()}","bids":[${bids.join(',')}],"asks":[${asks.join(',')}],"tick_size":"${m.tickSize}","event_type":"book","last_trade_price":"${last.toFixed(3)}"}`;
 }
 
 /** Decimal text of k/n for every grid point: "0", "0.01" … "0.99", "1". */
