@@ -1,5 +1,249 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import { assertInHistoryWindow, checkHistoryWindow } from '../auth/history-window.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
+import { ok } from '../http/envelope.js';
+import { notFound } from '../http/errors.js';
+import { assetIdParam, enumParam, intParam, orderedRange, positiveNumberParam, timeParam } from '../http/params.js';
+import { bookAt, bookSideAt, exchangeSnapshots, pricesHistory, sampledBooks, topOfBookAt, type Level } from '../queries/orderbook.js';
 
-export function registerOrderbookRoutes(_app: OpenAPIHono<AppEnv>, _deps: AppDeps): void {}
+const LevelSchema = z.object({ price: z.number(), size: z.number() }).openapi('BookLevel');
+
+const BookSchema = z
+  .object({
+    market: z.string(),
+    asset_id: z.string(),
+    timestamp: z.number().int().openapi({ description: 'Unix ms of the last event applied' }),
+    datetime: z.string().openapi({ example: '2025-12-23 09:19:06.487' }),
+    best_bid: z.number().openapi({ description: '0 when there are no bids' }),
+    best_ask: z.number().openapi({ description: '1 when there are no asks' }),
+    bids: z.array(LevelSchema).openapi({ description: 'Price descending' }),
+    asks: z.array(LevelSchema).openapi({ description: 'Price ascending' }),
+  })
+  .openapi('OrderBook');
+
+const PriceSchema = z
+  .object({
+    asset_id: z.string(),
+    timestamp: z.number().int(),
+    datetime: z.string(),
+    best_bid: z.number(),
+    best_ask: z.number(),
+    midpoint: z.number(),
+    spread: z.number(),
+  })
+  .openapi('Price');
+
+const ExecutionSchema = z
+  .object({
+    side: z.enum(['BUY', 'SELL']),
+    requested_amount: z.number(),
+    filled_amount: z.number(),
+    average_price: z.number().nullable(),
+    best_price: z.number().nullable(),
+    slippage: z.number().nullable().openapi({ description: '|average_price − best_price|, a cost, never negative' }),
+    slippage_bps: z.number().nullable(),
+    fully_filled: z.boolean(),
+    fills: z.array(LevelSchema).openapi({ description: 'The first 10 levels used' }),
+  })
+  .openapi('ExecutionPrice');
+
+const success = <T extends z.ZodType>(description: string, data: T, meta?: z.ZodType) => ({
+  description,
+  content: { 'application/json': { schema: meta ? z.object({ success: z.literal(true), data, meta }) : z.object({ success: z.literal(true), data }) } },
+});
+
+const errorResponses = {
+  400: { description: 'Invalid parameter' },
+  401: { description: 'Missing or invalid API key' },
+  403: { description: 'Outside the plan’s history window' },
+  429: { description: 'Daily request limit reached' },
+};
+const noBook = { 404: { description: 'The asset has no book at or before that time; body `{"detail": {"message": …}}`' } };
+
+const orderbookRoute = createRoute({
+  method: 'get',
+  path: '/v1/orderbook',
+  tags: ['orderbook'],
+  summary: 'The reconstructed L2 book of an asset at any millisecond (default: latest)',
+  security: [{ bearer: [] }],
+  request: {
+    query: z.object({
+      asset_id: assetIdParam(),
+      timestamp: timeParam('timestamp').optional(),
+      limit: intParam('limit', 1, 100).optional().openapi({ description: 'Levels per side, default 20' }),
+    }),
+  },
+  responses: { 200: success('The book after every event with t ≤ timestamp', BookSchema), ...errorResponses, ...noBook },
+});
+
+const rangeRoute = createRoute({
+  method: 'get',
+  path: '/v1/orderbook/range',
+  tags: ['orderbook'],
+  summary: 'Exchange snapshots in [since, until], or the book sampled every `interval` ms',
+  security: [{ bearer: [] }],
+  request: {
+    query: orderedRange(
+      z.object({
+        asset_id: assetIdParam(),
+        since: timeParam('since'),
+        until: timeParam('until'),
+        limit: intParam('limit', 1, 1000).optional().openapi({ description: 'Max books, default 100' }),
+        depth: intParam('depth', 1, 100).optional().openapi({ description: 'Levels per side, default 20' }),
+        interval: intParam('interval', 1000, 8_640_000_000_000_000).optional().openapi({ description: 'Sampling step in ms' }),
+      }),
+      'since',
+      'until',
+    ),
+  },
+  responses: { 200: success('Books, ascending', z.array(BookSchema), z.object({ count: z.number().int() })), ...errorResponses },
+});
+
+const priceRoute = createRoute({
+  method: 'get',
+  path: '/v1/price',
+  tags: ['orderbook'],
+  summary: 'Top of the reconstructed book at any millisecond (default: latest)',
+  security: [{ bearer: [] }],
+  request: { query: z.object({ asset_id: assetIdParam(), timestamp: timeParam('timestamp').optional() }) },
+  responses: { 200: success('Best bid and ask, midpoint and spread', PriceSchema), ...errorResponses, ...noBook },
+});
+
+const pricesHistoryRoute = createRoute({
+  method: 'get',
+  path: '/v1/prices-history',
+  tags: ['orderbook'],
+  summary: 'Midpoint after the last tick of each fidelity bucket; `t` in Unix seconds',
+  security: [{ bearer: [] }],
+  request: {
+    query: orderedRange(
+      z.object({
+        asset_id: assetIdParam(),
+        start: timeParam('start'),
+        end: timeParam('end'),
+        fidelity: intParam('fidelity', 1, 86_400).optional().openapi({ description: 'Bucket in seconds, default 60' }),
+        limit: intParam('limit', 1, 10_000).optional().openapi({ description: 'Default 1000; keeps the first buckets' }),
+      }),
+      'start',
+      'end',
+    ),
+  },
+  responses: {
+    200: success('Points, ascending', z.array(z.object({ t: z.number().int(), p: z.number() })), z.object({ count: z.number().int(), fidelity: z.number().int() })),
+    ...errorResponses,
+  },
+});
+
+const executionRoute = createRoute({
+  method: 'get',
+  path: '/v1/execution-price',
+  tags: ['orderbook'],
+  summary: 'Walk the whole reconstructed book with a market order: VWAP, slippage, fills',
+  security: [{ bearer: [] }],
+  request: {
+    query: z.object({
+      asset_id: assetIdParam(),
+      side: enumParam('side', ['BUY', 'SELL'] as const).openapi({ description: 'BUY eats asks ascending, SELL eats bids descending' }),
+      amount: positiveNumberParam('amount').openapi({ description: 'Shares, fractions allowed' }),
+      timestamp: timeParam('timestamp'),
+    }),
+  },
+  responses: { 200: success('The fill of the order', ExecutionSchema), ...errorResponses, ...noBook },
+});
+
+const bookMissing = (assetId: string, at: number | undefined) =>
+  notFound(at === undefined ? `No order book for asset ${assetId}.` : `No order book for asset ${assetId} at or before ${at}.`);
+
+export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const { engine } = deps;
+
+  app.openapi(orderbookRoute, async (c) => {
+    const q = c.req.valid('query');
+    checkHistoryWindow(c, { explicitStart: q.timestamp });
+    const book = await bookAt(engine, q.asset_id, q.timestamp ?? null, q.limit ?? 20, c.req.raw.signal);
+    if (!book) throw bookMissing(q.asset_id, q.timestamp);
+    // Implicit latest (API.md §2): the newest data must lie in the window.
+    if (q.timestamp === undefined) assertInHistoryWindow(c, book.timestamp);
+    return ok(c, book);
+  });
+
+  app.openapi(rangeRoute, async (c) => {
+    const q = c.req.valid('query');
+    checkHistoryWindow(c, { explicitStart: q.since });
+    const common = { assetId: q.asset_id, since: q.since, until: q.until, limit: q.limit ?? 100, depth: q.depth ?? 20 };
+    const books = q.interval === undefined
+      ? await exchangeSnapshots(engine, common, c.req.raw.signal)
+      : await sampledBooks(engine, { ...common, interval: q.interval }, c.req.raw.signal);
+    return ok(c, books, { count: books.length });
+  });
+
+  app.openapi(priceRoute, async (c) => {
+    const q = c.req.valid('query');
+    checkHistoryWindow(c, { explicitStart: q.timestamp });
+    const top = await topOfBookAt(engine, q.asset_id, q.timestamp ?? null, c.req.raw.signal);
+    if (!top) throw bookMissing(q.asset_id, q.timestamp);
+    if (q.timestamp === undefined) assertInHistoryWindow(c, top.timestamp);
+    return ok(c, { ...top, midpoint: (top.best_bid + top.best_ask) / 2, spread: top.best_ask - top.best_bid });
+  });
+
+  app.openapi(pricesHistoryRoute, async (c) => {
+    const q = c.req.valid('query');
+    checkHistoryWindow(c, { explicitStart: q.start });
+    const fidelity = q.fidelity ?? 60;
+    const points = await pricesHistory(engine, { assetId: q.asset_id, start: q.start, end: q.end, fidelity, limit: q.limit ?? 1000 }, c.req.raw.signal);
+    return ok(c, points, { count: points.length, fidelity });
+  });
+
+  app.openapi(executionRoute, async (c) => {
+    const q = c.req.valid('query');
+    checkHistoryWindow(c, { explicitStart: q.timestamp });
+    const side = await bookSideAt(engine, q.asset_id, q.timestamp, q.side === 'BUY' ? 'asks' : 'bids', c.req.raw.signal);
+    if (!side) throw bookMissing(q.asset_id, q.timestamp);
+    return ok(c, executeMarketOrder(side.levels, q.side, q.amount));
+  });
+}
+
+const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/**
+ * A market order of `amount` shares against `levels` (best first), level by level. The level that
+ * completes the order is detected by comparing cumulative depth with the amount, so an amount equal
+ * to the visible depth fills fully and `filled_amount` is then exactly the amount requested.
+ */
+export function executeMarketOrder(levels: readonly Level[], side: 'BUY' | 'SELL', amount: number) {
+  if (levels.length === 0) {
+    return { side, requested_amount: amount, filled_amount: 0, average_price: null, best_price: null, slippage: null, slippage_bps: null, fully_filled: false, fills: [] };
+  }
+  const fills: Level[] = [];
+  let filled = 0;
+  let cost = 0;
+  let fully = false;
+  for (const { price, size } of levels) {
+    const completes = filled + size >= amount;
+    const take = completes ? amount - filled : size;
+    if (fills.length < 10) fills.push({ price: round(price, 6), size: round(take, 6) });
+    cost += price * take;
+    if (completes) {
+      filled = amount;
+      fully = true;
+      break;
+    }
+    filled += size;
+  }
+  const average = cost / filled;
+  const best = levels[0].price;
+  const slippage = Math.abs(average - best);
+  return {
+    side,
+    requested_amount: amount,
+    filled_amount: fully ? amount : round(filled, 6),
+    average_price: round(average, 6),
+    best_price: round(best, 6),
+    slippage: round(slippage, 6),
+    slippage_bps: best > 0 ? round((slippage / best) * 1e4, 2) : 0,
+    fully_filled: fully,
+    fills,
+  };
+}

@@ -24,6 +24,9 @@ type ModelEvent =
 
 export class BookModel {
   private readonly events = new Map<string, ModelEvent[]>();
+  /** Times of every event that yields a tick (trades included), per asset, in arrival order. */
+  private readonly ticks = new Map<string, number[]>();
+  private readonly exchangeBooks = new Map<string, number[]>();
   private order = 0;
 
   push(line: string): void {
@@ -41,6 +44,16 @@ export class BookModel {
   /** Times of the asset's book-changing events, ascending. */
   times(asset: string): number[] {
     return (this.events.get(asset) ?? []).map((e) => e.t).sort((a, b) => a - b);
+  }
+
+  /** Times of the asset's ticks (book, price_change item, last_trade_price), ascending. */
+  tickTimes(asset: string): number[] {
+    return [...(this.ticks.get(asset) ?? [])].sort((a, b) => a - b);
+  }
+
+  /** Times of the asset's `book` events, ascending. */
+  bookEventTimes(asset: string): number[] {
+    return [...(this.exchangeBooks.get(asset) ?? [])].sort((a, b) => a - b);
   }
 
   /** The book after every book-changing event of `asset` with t ≤ `at`, or null when there is none. */
@@ -78,20 +91,28 @@ export class BookModel {
     if (e.event_type === 'book') {
       const levels = (v: unknown) => (v as { price: string; size: string }[]).map((l) => ({ price: Number(l.price), size: Number(l.size) }));
       this.add(String(e.asset_id), { kind: 'book', t, order: this.order++, market, bids: levels(e.bids), asks: levels(e.asks) });
+      append(this.exchangeBooks, String(e.asset_id), t);
     } else if (e.event_type === 'price_change') {
       const items = (e.price_changes ?? e.changes ?? [e]) as Record<string, unknown>[];
       for (const item of items) {
         const asset = String(item.asset_id ?? e.asset_id);
         this.add(asset, { kind: 'change', t, order: this.order++, market, bid: item.side === 'BUY', price: Number(item.price), size: Number(item.size) });
       }
+    } else if (e.event_type === 'last_trade_price') {
+      append(this.ticks, String(e.asset_id), t);
     }
   }
 
   private add(asset: string, e: ModelEvent): void {
-    const list = this.events.get(asset) ?? [];
-    list.push(e);
-    this.events.set(asset, list);
+    append(this.events, asset, e);
+    append(this.ticks, asset, e.t);
   }
+}
+
+function append<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 /** API.md rounding: prices to 6 decimals, bps to 2. */
