@@ -1,5 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateDemo } from '../src/ingest/demo-frames.js';
+import { seedDemo } from '../src/ingest/demo-seed.js';
+import { readGammaFile, replayFile } from '../src/ingest/replay.js';
+import { createTestEngine, type TestEngine } from './support/engine.js';
 
 const END = Date.UTC(2026, 10, 21, 20, 15, 0);
 const TICKS = 60_000;
@@ -99,6 +106,7 @@ describe('generateDemo', () => {
   it('writes a Gamma markets file: JSON-encoded outcomes and token ids, real-looking ids and questions', () => {
     const parsed = JSON.parse(JSON.stringify(demo.gammaMarkets)) as Record<string, unknown>[];
     expect(parsed).toHaveLength(12);
+    expect(parsed[0].outcomes).toBe('["Yes", "No"]');
     const outcomes = parsed.map((m) => JSON.parse(m.outcomes as string) as string[]);
     expect(outcomes.filter((o) => o[0] === 'Up' && o[1] === 'Down')).toHaveLength(2);
     expect(outcomes.filter((o) => o[0] === 'Yes' && o[1] === 'No')).toHaveLength(10);
@@ -160,5 +168,65 @@ describe('generateDemo', () => {
     expect(s.badBest).toEqual([]);
     expect(() => generateDemo({ seed: 1, ticks: 10, markets: 17 })).toThrow(RangeError);
     expect(() => generateDemo({ seed: 1, ticks: -1 })).toThrow(RangeError);
+  });
+});
+
+describe('seedDemo and npm run seed-demo', () => {
+  let te: TestEngine;
+  let dir: string;
+  beforeAll(async () => {
+    te = await createTestEngine();
+    dir = mkdtempSync(join(tmpdir(), 'tickhouse-demo-'));
+  });
+  afterAll(async () => {
+    await te?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const count = async (where = '1') => Number((await te.engine.rows<{ n: string }>(`SELECT count() AS n FROM ticks WHERE ${where}`))[0].n);
+
+  it('ingests the generated frames through the replay path, labelled by outcome; seeding again adds nothing', async () => {
+    const opts = { seed: 9, ticks: 20_000, markets: 8, endMs: END };
+    const demo = generateDemo(opts);
+    const expected = replay(demo.frames(), tickSizes(demo.gammaMarkets));
+    const summary = await seedDemo(te.engine, opts);
+    expect(summary).toMatchObject({ markets: 8, assets: 16, ticks: expected.ticks, frames: expected.frames, snapshots: expected.books, from: new Date(END - 3 * 86_400_000).toISOString(), to: new Date(END).toISOString() });
+    expect(await count()).toBe(expected.ticks);
+    const sides = await te.engine.rows<{ side: string; event: string; n: string }>('SELECT side, event, count() AS n FROM ticks GROUP BY side, event ORDER BY side, event');
+    expect(sides.map((r) => r.side)).toEqual(['DOWN', 'DOWN', 'DOWN', 'NO', 'NO', 'NO', 'UP', 'UP', 'UP', 'YES', 'YES', 'YES']);
+    expect(sides.filter((r) => r.event === 'last_trade_price').reduce((a, r) => a + Number(r.n), 0)).toBe(expected.trades);
+    const markets = await te.engine.rows<{ n: string; q: string }>("SELECT count() AS n, uniqExact(question) AS q FROM markets FINAL WHERE question != ''");
+    expect(markets.map((r) => [Number(r.n), Number(r.q)])).toEqual([[16, 8]]);
+    const [crossed] = await te.engine.rows<{ n: string }>("SELECT count() AS n FROM ticks WHERE event = 'price_change' AND best_bid >= best_ask");
+    expect(Number(crossed.n)).toBe(0);
+
+    await seedDemo(te.engine, opts);
+    expect(await count()).toBe(expected.ticks);
+  });
+
+  it('writes a frames file and Gamma markets file that `ingest replay` reads back', async () => {
+    const out = join(dir, 'demo.jsonl.gz');
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/seed-demo.ts', '--ticks', '6000', '--seed', '5', '--days', '2', '--markets', '9', '--out', out], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain(`to ${out} and 9 markets to ${out}.markets.json`);
+    const markets = await readGammaFile(`${out}.markets.json`);
+    expect(markets).toHaveLength(9);
+    expect(JSON.parse(readFileSync(`${out}.markets.json`, 'utf8'))[0].clobTokenIds).toMatch(/^\["\d{76,78}", "\d{76,78}"\]$/);
+    const ids = markets.flatMap((m) => JSON.parse(m.clobTokenIds as string) as string[]);
+    const before = await count();
+    const summary = await replayFile(te.engine, out, { marketsFile: `${out}.markets.json` });
+    expect(summary.normalizer.malformed).toBe(0);
+    expect(Math.abs(summary.writer.rows.ticks - 6000)).toBeLessThanOrEqual(2);
+    expect(await count()).toBe(before + summary.writer.rows.ticks);
+    const [span] = await te.engine.rows<{ days: number }>('SELECT (max(t) - min(t)) / 86400 AS days FROM ticks WHERE asset_id IN {ids:Array(String)}', { params: { ids } });
+    expect(Number(span.days)).toBeGreaterThan(1.9);
+    expect(Number(span.days)).toBeLessThanOrEqual(2);
+  });
+
+  it('rejects bad arguments with the usage and exit code 2', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/seed-demo.ts', '--ticks', 'many'], { encoding: 'utf8' });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^seed-demo: --ticks must be an integer in \[0, 1000000000\]\nUsage: npm run seed-demo/);
   });
 });

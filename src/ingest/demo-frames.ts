@@ -314,8 +314,8 @@ function gammaMarket(t: Template, m: Market, rng: Rng, year: number, startMs: nu
     liquidity: liquidity.toFixed(5),
     startDate: created.toISOString(),
     description: t.description,
-    outcomes: JSON.stringify(t.outcomes),
-    outcomePrices: JSON.stringify([p.toFixed(4), (1 - p).toFixed(4)]),
+    outcomes: gammaList(t.outcomes),
+    outcomePrices: gammaList([p.toFixed(4), (1 - p).toFixed(4)]),
     volume: String(volume),
     createdAt: created.toISOString(),
     updatedAt: new Date(endMs).toISOString(),
@@ -331,7 +331,7 @@ function gammaMarket(t: Template, m: Market, rng: Rng, year: number, startMs: nu
     liquidityNum: Number(liquidity.toFixed(5)),
     endDateIso: endDate.toISOString().slice(0, 10),
     startDateIso: created.toISOString().slice(0, 10),
-    clobTokenIds: JSON.stringify(m.tokens),
+    clobTokenIds: gammaList(m.tokens),
     acceptingOrders: true,
     negRisk: m.n === 1000,
     spread: 2 / m.n,
@@ -339,6 +339,11 @@ function gammaMarket(t: Template, m: Market, rng: Rng, year: number, startMs: nu
     bestBid: (mid - 1) / m.n,
     bestAsk: (mid + 1) / m.n,
   };
+}
+
+/** A JSON-encoded list spaced as Gamma serves it: `["Yes", "No"]`. */
+function gammaList(items: readonly string[]): string {
+  return `[${items.map((x) => JSON.stringify(x)).join(', ')}]`;
 }
 
 /** The frame stream: initial dump, then minute by minute trades, quotes and periodic `book`s. */
