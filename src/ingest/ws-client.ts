@@ -1,0 +1,218 @@
+import WebSocket from 'ws';
+import { log } from '../log.js';
+import { recorderMetrics } from './recorder-metrics.js';
+
+export interface FeedOptions {
+  url: string;
+  assetsPerSocket: number;
+  pingIntervalMs: number;
+  staleAfterMs: number;
+  reconnectMinMs: number;
+  reconnectMaxMs: number;
+  /** Every text message exactly as received (frames and `PONG`), in arrival order per socket. */
+  onMessage: (text: string) => void;
+}
+
+export interface FeedStats {
+  sockets: number;
+  connected: number;
+  assets: number;
+  reconnects: number;
+  pingsSent: number;
+}
+
+/**
+ * Polymarket's market channel over several sockets, each holding at most `assetsPerSocket` assets.
+ * Assets added later fill a socket with room (a live `subscribe` operation) or open a new one, so
+ * the recorder never restarts to follow new markets.
+ */
+export class MarketFeed {
+  private readonly sockets: MarketSocket[] = [];
+  private readonly subscribed = new Set<string>();
+  private paused = false;
+  private closed = false;
+  reconnects = 0;
+  pingsSent = 0;
+
+  constructor(private readonly options: FeedOptions) {}
+
+  /** Subscribes the assets not subscribed yet; returns how many were new. */
+  subscribe(assets: Iterable<string>): number {
+    if (this.closed) return 0;
+    const fresh = [...new Set(assets)].filter((a) => !this.subscribed.has(a));
+    let i = 0;
+    while (i < fresh.length) {
+      let socket = this.sockets.find((s) => s.room() > 0);
+      if (!socket) {
+        socket = new MarketSocket(this.sockets.length + 1, this.options, this);
+        this.sockets.push(socket);
+        if (this.paused) socket.pause();
+      }
+      const part = fresh.slice(i, i + socket.room());
+      part.forEach((a) => this.subscribed.add(a));
+      socket.add(part);
+      i += part.length;
+    }
+    return fresh.length;
+  }
+
+  isSubscribed(asset: string): boolean {
+    return this.subscribed.has(asset);
+  }
+
+  /** Stops reading (back-pressure); pings go on so the server keeps the sockets. */
+  pause(): void {
+    this.paused = true;
+    this.sockets.forEach((s) => s.pause());
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.sockets.forEach((s) => s.resume());
+  }
+
+  stats(): FeedStats {
+    return {
+      sockets: this.sockets.length,
+      connected: this.sockets.filter((s) => s.isOpen()).length,
+      assets: this.subscribed.size,
+      reconnects: this.reconnects,
+      pingsSent: this.pingsSent,
+    };
+  }
+
+  /** Closes every socket; resolves once they are closed, after which no message is delivered. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.sockets.map((s) => s.close()));
+  }
+}
+
+/** One connection: subscribes on every open, pings, watches for silence, reconnects with backoff. */
+class MarketSocket {
+  private readonly assets: string[] = [];
+  private ws: WebSocket | null = null;
+  private attempt = 0;
+  private pinger: NodeJS.Timeout | null = null;
+  private watchdog: NodeJS.Timeout | null = null;
+  private retry: NodeJS.Timeout | null = null;
+  private paused = false;
+  private closing = false;
+
+  constructor(
+    private readonly id: number,
+    private readonly options: FeedOptions,
+    private readonly feed: MarketFeed,
+  ) {}
+
+  room(): number {
+    return this.options.assetsPerSocket - this.assets.length;
+  }
+
+  isOpen(): boolean {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  add(assets: string[]): void {
+    this.assets.push(...assets);
+    if (this.isOpen()) this.send({ assets_ids: assets, operation: 'subscribe' });
+    else if (!this.ws && !this.retry) this.connect();
+    // A socket still connecting subscribes to the whole list when it opens.
+  }
+
+  pause(): void {
+    this.paused = true;
+    this.ws?.pause();
+    this.stopWatchdog();
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.ws?.resume();
+    this.armWatchdog();
+  }
+
+  close(): Promise<void> {
+    this.closing = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.stopTimers();
+    const ws = this.ws;
+    if (!ws || ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+    return new Promise((resolve) => {
+      ws.once('close', () => resolve());
+      // A server that does not answer the close handshake must not hold the shutdown.
+      const force = setTimeout(() => ws.terminate(), 2000);
+      ws.once('close', () => clearTimeout(force));
+      ws.close(1000);
+    });
+  }
+
+  private connect(): void {
+    this.retry = null;
+    const ws = new WebSocket(this.options.url, { perMessageDeflate: false });
+    this.ws = ws;
+    ws.on('open', () => {
+      log.info('recorder socket connected', { socket: this.id, assets: this.assets.length, attempt: this.attempt });
+      this.send({ assets_ids: this.assets, type: 'market', custom_feature_enabled: true, initial_dump: true });
+      this.pinger = setInterval(() => {
+        if (ws.readyState !== WebSocket.OPEN) return;
+        ws.send('PING');
+        this.feed.pingsSent++;
+      }, this.options.pingIntervalMs);
+      if (this.paused) ws.pause();
+      else this.armWatchdog();
+    });
+    ws.on('message', (data, isBinary) => {
+      if (this.closing) return;
+      // The backoff restarts only once the server has spoken: an accept-then-drop loop keeps backing off.
+      this.attempt = 0;
+      this.armWatchdog();
+      this.options.onMessage(isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString());
+    });
+    ws.on('error', (err) => {
+      if (!this.closing) log.warn('recorder socket error', { socket: this.id, error: err.message });
+    });
+    ws.on('close', (code, reason) => {
+      this.stopTimers();
+      if (this.ws === ws) this.ws = null;
+      if (this.closing) return;
+      const delay = this.backoff();
+      log.warn('recorder socket closed; reconnecting', { socket: this.id, code, reason: reason.toString(), retry_in_ms: delay });
+      this.feed.reconnects++;
+      recorderMetrics.reconnects.inc();
+      this.retry = setTimeout(() => this.connect(), delay);
+    });
+  }
+
+  /** Exponential backoff with full jitter in its upper half, so many sockets do not reconnect in step. */
+  private backoff(): number {
+    const ceiling = Math.min(this.options.reconnectMaxMs, this.options.reconnectMinMs * 2 ** this.attempt);
+    this.attempt = Math.min(this.attempt + 1, 30);
+    return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+  }
+
+  private armWatchdog(): void {
+    this.stopWatchdog();
+    const ws = this.ws;
+    if (!ws || this.paused || this.closing) return;
+    this.watchdog = setTimeout(() => {
+      log.warn('recorder socket silent; replacing it', { socket: this.id, silent_ms: this.options.staleAfterMs });
+      ws.terminate();
+    }, this.options.staleAfterMs);
+  }
+
+  private stopWatchdog(): void {
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = null;
+  }
+
+  private stopTimers(): void {
+    if (this.pinger) clearInterval(this.pinger);
+    this.pinger = null;
+    this.stopWatchdog();
+  }
+
+  private send(message: object): void {
+    this.ws?.send(JSON.stringify(message));
+  }
+}
