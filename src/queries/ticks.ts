@@ -44,8 +44,9 @@ function params(range: TickRange, from?: TickPosition): Record<string, unknown> 
 const JSON_COLUMNS = `toUnixTimestamp64Milli(k.t) AS t, k.event AS event, k.side AS side,
   k.best_bid AS best_bid, k.best_ask AS best_ask, k.price AS price, k.size AS size`;
 
-/** ms and seq are Int64/UInt64: JSON numbers, not the quoted strings ClickHouse prints by default. */
-const JSON_SETTINGS = 'output_format_json_quote_64bit_integers = 0';
+/** ms and seq are Int64/UInt64: JSON numbers, not the quoted strings ClickHouse prints by default; and
+ * `/` in outcome labels printed as is, as JSON.stringify and most encoders do. */
+const JSON_SETTINGS = 'output_format_json_quote_64bit_integers = 0, output_format_json_escape_forward_slashes = 0';
 
 /** A statement for Engine.stream: SQL, the engine's output format and the bound values. */
 export interface StreamQuery {

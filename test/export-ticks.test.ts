@@ -1,0 +1,211 @@
+import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { serve, type ServerType } from '@hono/node-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateStream, json, replayStream, startTicksApp, type ExpectedTick, type TicksApp } from './support/ticks-fixture.js';
+
+const A = '424242';
+const BIG = '999000';
+const START = Date.UTC(2026, 5, 2);
+const NOW = Date.UTC(2026, 5, 20, 12);
+const BIG_ROWS = 3_000_000;
+
+let t: TicksApp;
+let ticksOfA: ExpectedTick[];
+let server: ServerType;
+let port: number;
+let dir: string;
+
+const zstdInstalled = (() => {
+  try {
+    createRequire(import.meta.url)('@toondepauw/node-zstd');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+beforeAll(async () => {
+  t = await startTicksApp(NOW);
+  dir = mkdtempSync(join(tmpdir(), 'tickhouse-export-'));
+  const stream = generateStream({
+    // A label with a comma and quotes: the one CSV field that needs quoting.
+    assets: [{ asset_id: A, market: '0xe1', outcome: 'Yes, "surely"', question: 'Quoted?' }],
+    start: START,
+    events: 30_000,
+    meanGapMs: 20,
+    seed: 3,
+  });
+  await replayStream(t.deps, stream, 'export');
+  ticksOfA = stream.ticks;
+  // A large asset for the disconnect test, generated inside the engine.
+  await t.deps.engine.command(
+    `INSERT INTO ticks SELECT '${BIG}', fromUnixTimestamp64Milli(toInt64(${START} + intDiv(number, 3)), 'UTC'), number, 'price_change', 'YES',
+       0.4 + (number % 17) / 100, 0.6, 0.5, number % 1000, '0xbig' FROM numbers(${BIG_ROWS})`,
+  );
+  server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise((r) => server.once('listening', r));
+  port = (server.address() as { port: number }).port;
+});
+
+afterAll(async () => {
+  await new Promise((r) => server?.close(r));
+  await t?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const num = (n: number) => String(n);
+const csvField = (s: string) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
+const expectedCsv = (ticks: ExpectedTick[]) =>
+  'timestamp,event_type,side,best_bid,best_ask,price,size\n' +
+  ticks.map((k) => [k.t, k.event, csvField(k.side), num(k.best_bid), num(k.best_ask), num(k.price), num(k.size)].join(',') + '\n').join('');
+const expectedJsonl = (ticks: ExpectedTick[]) =>
+  ticks.map((k) => JSON.stringify({ t: k.t, event: k.event, side: k.side, best_bid: k.best_bid, best_ask: k.best_ask, price: k.price, size: k.size }) + '\n').join('');
+
+const exportUrl = (params: Record<string, string | number>) => `/v1/ticks/export?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]))}`;
+
+describe('GET /v1/ticks/export', () => {
+  it('CSV: exact header, rows, headers', async () => {
+    const end = ticksOfA[999].t;
+    const res = await t.get(exportUrl({ asset_id: A, start: START, end }));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="ticks_${A}_${START}_${end}.csv"`);
+    const body = await res.text();
+    expect(body).toBe(expectedCsv(ticksOfA.filter((k) => k.t <= end)));
+    expect(body).toContain(',"YES, ""SURELY""",');
+  });
+
+  it('CSV of every tick (several engine chunks) has one header and every row', async () => {
+    const res = await t.get(exportUrl({ asset_id: A, start: START, end: NOW, format: 'csv' }));
+    expect(await res.text()).toBe(expectedCsv(ticksOfA));
+  });
+
+  it('JSONL: one object per line, members in order, event_type filter', async () => {
+    const res = await t.get(exportUrl({ asset_id: A, start: START, end: NOW, format: 'jsonl', event_type: 'book' }));
+    expect(res.headers.get('content-type')).toBe('application/x-ndjson');
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="ticks_${A}_${START}_${NOW}.jsonl"`);
+    expect(await res.text()).toBe(expectedJsonl(ticksOfA.filter((k) => k.event === 'book')));
+    const all = await t.get(exportUrl({ asset_id: A, start: START, end: NOW, format: 'jsonl' }));
+    expect(await all.text()).toBe(expectedJsonl(ticksOfA));
+  });
+
+  it('an empty range: CSV is the header alone, JSONL is empty', async () => {
+    expect(await (await t.get(exportUrl({ asset_id: '1', start: START, end: NOW }))).text()).toBe('timestamp,event_type,side,best_bid,best_ask,price,size\n');
+    expect(await (await t.get(exportUrl({ asset_id: '1', start: START, end: NOW, format: 'jsonl' }))).text()).toBe('');
+  });
+
+  it('Parquet: the engine reads back the same rows', async () => {
+    const res = await t.get(exportUrl({ asset_id: A, start: START, end: NOW, format: 'parquet' }));
+    expect(res.headers.get('content-type')).toBe('application/vnd.apache.parquet');
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="ticks_${A}_${START}_${NOW}.parquet"`);
+    const file = join(dir, 'export.parquet');
+    writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+    const rows = await t.deps.engine.rows(`SELECT * FROM file('${file}', 'Parquet') SETTINGS output_format_json_quote_64bit_integers = 0`);
+    expect(rows.map((r) => ({ ...r, t: Number(r.t) }))).toEqual(ticksOfA.map(({ asset_id: _a, ...k }) => k));
+  });
+
+  it('gzip: decodes to the same bytes', async () => {
+    const plain = await (await t.get(exportUrl({ asset_id: A, start: START, end: NOW, format: 'jsonl' }))).text();
+    const res = await t.get(exportUrl({ asset_id: A, start: START, end: NOW, format: 'jsonl' }), { 'accept-encoding': 'gzip' });
+    expect(res.headers.get('content-encoding')).toBe('gzip');
+    expect(res.headers.get('vary')).toBe('Accept-Encoding');
+    expect(gunzipSync(Buffer.from(await res.arrayBuffer())).toString()).toBe(plain);
+  });
+
+  it.skipIf(!zstdInstalled)('zstd: decodes to the same bytes', async () => {
+    const { Decoder } = createRequire(import.meta.url)('@toondepauw/node-zstd') as { Decoder: new () => { decodeSync(b: Buffer): Buffer } };
+    const plain = await (await t.get(exportUrl({ asset_id: A, start: START, end: NOW }))).text();
+    const res = await t.get(exportUrl({ asset_id: A, start: START, end: NOW }), { 'accept-encoding': 'gzip, deflate, br, zstd' });
+    expect(res.headers.get('content-encoding')).toBe('zstd');
+    expect(new Decoder().decodeSync(Buffer.from(await res.arrayBuffer())).toString()).toBe(plain);
+  });
+
+  it('ignores an encoding it cannot produce', async () => {
+    const res = await t.get(exportUrl({ asset_id: A, start: START, end: ticksOfA[10].t }), { 'accept-encoding': 'br, gzip;q=0' });
+    expect(res.headers.get('content-encoding')).toBeNull();
+    expect(await res.text()).toBe(expectedCsv(ticksOfA.filter((k) => k.t <= ticksOfA[10].t)));
+  });
+
+  it('400s: format, asset_id, start > end, and 403 before the window', async () => {
+    const bad = await json(await t.get(exportUrl({ asset_id: A, start: START, end: NOW, format: 'xlsx' })), 400);
+    expect(bad.detail).toMatchObject({ error: 'invalid_parameter', param: 'format', message: 'format must be one of csv, jsonl, parquet' });
+    expect((await json(await t.get(exportUrl({ asset_id: 'abc', start: START, end: NOW })), 400)).detail.param).toBe('asset_id');
+    expect((await json(await t.get(exportUrl({ asset_id: A, start: NOW, end: START })), 400)).detail.param).toBe('start');
+    expect((await json(await t.get(exportUrl({ asset_id: A, start: START, end: NOW, event_type: 'x' })), 400)).detail.param).toBe('event_type');
+    expect((await json(await t.get(exportUrl({ asset_id: A, end: NOW })), 400)).detail.param).toBe('start');
+    const key = await t.keyFor('free');
+    const res = await t.app.request(exportUrl({ asset_id: A, start: START, end: NOW }), { headers: { authorization: `Bearer ${key}` } });
+    expect((await json(res, 403)).detail.message).toBe('Your plan (free) only allows access to the last 0 day(s) of data.');
+  });
+});
+
+/** Engine queries still running that read the big asset. system.processes is shared by all chDB sessions. */
+async function runningExports(): Promise<number> {
+  const rows = await t.deps.engine.rows<{ n: number }>(
+    `SELECT count() AS n FROM system.processes WHERE query LIKE '%FROM ticks AS k%' AND query NOT LIKE '%system.processes%' SETTINGS output_format_json_quote_64bit_integers = 0`,
+  );
+  return Number(rows[0].n);
+}
+
+describe('streaming over a real socket', () => {
+  it('sends the first bytes before the query finishes, and a disconnect cancels the engine query within 1 s', async () => {
+    const path = exportUrl({ asset_id: BIG, start: START, end: NOW, format: 'jsonl' });
+    const started = performance.now();
+    let received = 0;
+    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { authorization: `Bearer ${t.key}` } });
+    const firstBytes = new Promise<number>((resolve, reject) => {
+      req.on('response', (res) => {
+        expect(res.statusCode).toBe(200);
+        res.on('data', (chunk: Buffer) => {
+          if (received === 0) resolve(performance.now() - started);
+          received += chunk.length;
+        });
+        // Read slowly: back-pressure must hold the engine, not buffer the whole result.
+        res.pause();
+        setTimeout(() => res.resume(), 50);
+      });
+      req.on('error', reject);
+    });
+    req.end();
+    await firstBytes;
+    expect(await runningExports()).toBe(1);
+    req.destroy();
+    const aborted = performance.now();
+    let running = 1;
+    while (running > 0 && performance.now() - aborted < 1000) {
+      await new Promise((r) => setTimeout(r, 25));
+      running = await runningExports();
+    }
+    expect(running).toBe(0);
+    // Far less than the whole export (~3 M rows × ~100 bytes) was ever read.
+    expect(received).toBeLessThan(100_000_000);
+  });
+
+  it('a failure after the first byte aborts the transfer', async () => {
+    // Make the engine fail in the middle of the export: kill its query (ASYNC: the query stops at its
+    // next step, which only comes when the client reads on).
+    const res = await fetch(`http://127.0.0.1:${port}${exportUrl({ asset_id: BIG, start: START, end: NOW, format: 'csv' })}`, {
+      headers: { authorization: `Bearer ${t.key}` },
+    });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    expect(first.done).toBe(false);
+    await t.deps.engine.command(`KILL QUERY WHERE query LIKE '%FROM ticks AS k%' AND query NOT LIKE '%KILL%' ASYNC`);
+    let failed = false;
+    try {
+      for (;;) {
+        const next = await reader.read();
+        if (next.done) break;
+      }
+    } catch {
+      failed = true;
+    }
+    expect(failed).toBe(true);
+  });
+});
