@@ -56,6 +56,8 @@ export interface RedisStoreOptions {
 export async function openRedisStore(url: string, options: RedisStoreOptions = {}): Promise<AccountStore> {
   const redis = new Redis(url, {
     keyPrefix: options.keyPrefix,
+    // Commands issued in the same tick (concurrent requests' counters) share one write and one read.
+    enableAutoPipelining: true,
     lazyConnect: true,
     // Fail fast while Redis is down (the request gets a 503) instead of queueing commands forever...
     enableOfflineQueue: false,

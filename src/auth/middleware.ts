@@ -56,7 +56,7 @@ export function dailyLimit(deps: AuthDeps): MiddlewareHandler<AppEnv> {
     }
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     await next();
-    // Handlers that build their own Response (streams) or errors rendered by onError must keep them too.
-    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+    // A handler that builds its own Response (a stream) drops the prepared headers: put them back.
+    if (!c.res.headers.has('X-RateLimit-Limit')) for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
   };
 }
