@@ -128,7 +128,7 @@ const book = (t: number, bids: [string, string][], asks: [string, string][], ass
     bids: bids.map(([price, size]) => ({ price, size })),
     asks: asks.map(([price, size]) => ({ price, size })),
   });
-const legacy = (t: number, changes: [string, 'BUY' | 'SELL', string][], asset = ASSET) =>
+const legacy = (t: number, changes: [string, string, string][], asset = ASSET) =>
   JSON.stringify({ event_type: 'price_change', asset_id: asset, market: '0xm', timestamp: String(t), changes: changes.map(([price, side, size]) => ({ price, side, size })) });
 const trade = (t: number, price: string, size: string, asset = ASSET) =>
   JSON.stringify({ event_type: 'last_trade_price', asset_id: asset, market: '0xm', price, side: 'BUY', size, fee_rate_bps: '0', timestamp: String(t) });

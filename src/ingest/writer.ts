@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Engine, Settings } from '../clickhouse/engine.js';
 import type { RowSink } from './normalizer.js';
-import type { Level, MarketRow, SnapshotRow, TickRow } from './rows.js';
+import type { MarketRow, SnapshotRow, TickRow } from './rows.js';
 
 export type IngestTable = 'ticks' | 'book_snapshots' | 'markets';
 
@@ -12,8 +12,8 @@ export interface WriterOptions {
   sourceId: string;
   /** A batch is cut when it reaches this many rows (default 50 000) … */
   batchRows?: number;
-  /** … or this many characters of JSONEachRow (default 32 MiB): full books make large rows. */
-  batchChars?: number;
+  /** … or this many bytes of JSONEachRow (default 32 MiB): full books make large rows. */
+  batchBytes?: number;
   /** Sealed batches waiting or in flight before `ready()` asks the producer to wait (default 2). */
   maxQueuedBatches?: number;
   /** Further attempts after a failed insert (default 2); deduplication makes them safe. */
@@ -37,8 +37,53 @@ export interface WriterStats {
 interface Batch {
   table: IngestTable;
   batchNo: number;
-  lines: string[];
+  rows: number;
+  /** JSONEachRow body (ticks, book_snapshots). */
+  body: Buffer | null;
+  /** markets rows, serialized only after filtering out stored ones. */
   markets: MarketRow[];
+}
+
+const CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * JSONEachRow lines copied into off-heap chunks as they are made. Keeping 50 000 template strings
+ * alive until the batch is sent would leave the GC marking millions of string fragments; copied
+ * at once, each line dies young.
+ */
+class LineBuffer {
+  private chunks: Buffer[] = [];
+  private chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  private offset = 0;
+  rows = 0;
+  bytes = 0;
+
+  add(line: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit; +1 for the newline.
+    const worst = line.length * 3 + 1;
+    if (this.offset + worst > this.chunk.length) {
+      this.chunks.push(this.chunk.subarray(0, this.offset));
+      this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, worst));
+      this.offset = 0;
+    }
+    const written = this.chunk.write(line, this.offset);
+    this.chunk[this.offset + written] = 10;
+    this.offset += written + 1;
+    this.bytes += written + 1;
+    this.rows++;
+  }
+
+  /** The lines so far as one body; the buffer starts over empty. */
+  take(): Buffer {
+    this.chunks.push(this.chunk.subarray(0, this.offset));
+    const body = Buffer.concat(this.chunks);
+    this.chunks = [];
+    this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    this.offset = 0;
+    this.rows = 0;
+    this.bytes = 0;
+    return body;
+  }
 }
 
 /**
@@ -65,11 +110,10 @@ export class BatchWriter implements RowSink {
   };
   private readonly sourceId: string;
   private readonly batchRows: number;
-  private readonly batchChars: number;
+  private readonly batchBytes: number;
   private readonly maxQueued: number;
   private readonly retries: number;
-  private readonly lines: Record<'ticks' | 'book_snapshots', string[]> = { ticks: [], book_snapshots: [] };
-  private readonly chars = { ticks: 0, book_snapshots: 0 };
+  private readonly lines = { ticks: new LineBuffer(), book_snapshots: new LineBuffer() };
   private markets: MarketRow[] = [];
   private readonly nextBatchNo: Record<IngestTable, number> = { ticks: 0, book_snapshots: 0, markets: 0 };
   private readonly queue: Batch[] = [];
@@ -83,7 +127,7 @@ export class BatchWriter implements RowSink {
   ) {
     this.sourceId = options.sourceId;
     this.batchRows = options.batchRows ?? 50_000;
-    this.batchChars = options.batchChars ?? 32 * 1024 * 1024;
+    this.batchBytes = options.batchBytes ?? 32 * 1024 * 1024;
     this.maxQueued = options.maxQueuedBatches ?? 2;
     this.retries = options.retries ?? 2;
   }
@@ -98,7 +142,7 @@ export class BatchWriter implements RowSink {
   snapshot(r: SnapshotRow): void {
     this.add(
       'book_snapshots',
-      `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"is_checkpoint":${r.is_checkpoint},"market":${JSON.stringify(r.market)},"bids":${levelsJson(r.bids)},"asks":${levelsJson(r.asks)}}`,
+      `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"is_checkpoint":${r.is_checkpoint},"market":${JSON.stringify(r.market)},"bids":${JSON.stringify(r.bids)},"asks":${JSON.stringify(r.asks)}}`,
     );
   }
 
@@ -128,23 +172,23 @@ export class BatchWriter implements RowSink {
   }
 
   private add(table: 'ticks' | 'book_snapshots', line: string): void {
-    this.lines[table].push(line);
-    this.chars[table] += line.length + 1;
+    const buffer = this.lines[table];
+    buffer.add(line);
     this.stats.pending++;
-    if (this.lines[table].length >= this.batchRows || this.chars[table] >= this.batchChars) this.seal(table);
+    if (buffer.rows >= this.batchRows || buffer.bytes >= this.batchBytes) this.seal(table);
   }
 
   private seal(table: IngestTable): void {
     let batch: Batch;
     if (table === 'markets') {
       if (this.markets.length === 0) return;
-      batch = { table, batchNo: this.nextBatchNo.markets++, lines: [], markets: this.markets };
+      batch = { table, batchNo: this.nextBatchNo.markets++, rows: this.markets.length, body: null, markets: this.markets };
       this.markets = [];
     } else {
-      if (this.lines[table].length === 0) return;
-      batch = { table, batchNo: this.nextBatchNo[table]++, lines: this.lines[table], markets: [] };
-      this.lines[table] = [];
-      this.chars[table] = 0;
+      const buffer = this.lines[table];
+      if (buffer.rows === 0) return;
+      batch = { table, batchNo: this.nextBatchNo[table]++, rows: buffer.rows, body: null, markets: [] };
+      batch.body = buffer.take();
     }
     this.queue.push(batch);
     this.running ??= this.drain();
@@ -160,7 +204,7 @@ export class BatchWriter implements RowSink {
           this.failure = err instanceof Error ? err : new Error(String(err));
         }
         this.queue.shift();
-        this.stats.pending -= batch.lines.length + batch.markets.length;
+        this.stats.pending -= batch.rows;
         this.waiters.splice(0).forEach((wake) => wake());
       }
     } finally {
@@ -181,20 +225,30 @@ export class BatchWriter implements RowSink {
   }
 
   private async insert(batch: Batch): Promise<void> {
-    const lines = batch.table === 'markets' ? (await this.unstoredMarkets(batch.markets)).map(marketJson) : batch.lines;
-    if (lines.length === 0) return;
-    const body = lines.join('\n');
-    const digest = createHash('sha1').update(body).digest('hex').slice(0, 16);
+    let body: string;
+    let rows: number;
+    if (batch.body) {
+      body = batch.body.toString('utf8');
+      rows = batch.rows;
+    } else {
+      const fresh = await this.unstoredMarkets(batch.markets);
+      body = fresh.map(marketJson).join('\n');
+      rows = fresh.length;
+    }
+    if (rows === 0) return;
+    const digest = createHash('sha1').update(batch.body ?? body).digest('hex').slice(0, 16);
     const settings: Settings = {
       insert_deduplication_token: `${this.sourceId}-${batch.table}-${batch.batchNo}-${digest}`,
       // Without it a deduplicated ticks insert would still be counted again by candles_1m, asset_stats and activity_1m.
       deduplicate_blocks_in_dependent_materialized_views: 1,
     };
+    // Book levels are written as [price, size] pairs (native JSON.stringify, a third of the bytes of objects).
+    if (batch.table === 'book_snapshots') settings.input_format_json_named_tuples_as_objects = 0;
     const started = performance.now();
     await this.engine.insertJsonEachRow(batch.table, body, settings);
     this.stats.lastInsertMs = performance.now() - started;
     this.stats.lastInsertAt = Date.now();
-    this.stats.rows[batch.table] += lines.length;
+    this.stats.rows[batch.table] += rows;
     this.stats.batches[batch.table]++;
   }
 
@@ -224,14 +278,4 @@ function marketKey(r: MarketRow): string {
 
 function marketJson(r: MarketRow): string {
   return `{"asset_id":${JSON.stringify(r.asset_id)},"market":${JSON.stringify(r.market)},"outcome":${JSON.stringify(r.outcome)},"question":${JSON.stringify(r.question)},"slug":${JSON.stringify(r.slug)},"updated_at":${r.updated_at}}`;
-}
-
-/** Array(Tuple(price, size)) as JSONEachRow reads named tuples by default: objects. */
-function levelsJson(levels: readonly Level[]): string {
-  let out = '[';
-  for (let i = 0; i < levels.length; i++) {
-    if (i > 0) out += ',';
-    out += `{"price":${levels[i][0]},"size":${levels[i][1]}}`;
-  }
-  return out + ']';
 }

@@ -1,0 +1,168 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../src/clickhouse/engine.js';
+import { replayFile, replayLines, type ReplayProgress } from '../src/ingest/replay.js';
+import { createTestEngine, type TestEngine } from './support/engine.js';
+
+const SAMPLES = '/work/shared/samples/polymarket';
+const FRAMES = `${SAMPLES}/ws-frames.jsonl`;
+const GAMMA = `${SAMPLES}/gamma-markets.json`;
+
+let te: TestEngine;
+let engine: Engine;
+let dir: string;
+
+beforeAll(async () => {
+  te = await createTestEngine();
+  engine = te.engine;
+  dir = mkdtempSync(join(tmpdir(), 'tickhouse-replay-'));
+});
+
+afterAll(async () => {
+  await te?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function counts() {
+  const [row] = await engine.rows<Record<string, string | number>>(`
+    SELECT
+      (SELECT count() FROM ticks) AS ticks,
+      (SELECT count() FROM book_snapshots) AS book_snapshots,
+      (SELECT count() FROM markets) AS markets,
+      (SELECT uniqExact(asset_id, bucket) FROM candles_1m) AS candles,
+      (SELECT sum(volume) FROM candles_1m) AS candle_volume,
+      (SELECT uniqExact(asset_id) FROM asset_stats) AS stat_assets,
+      (SELECT sum(total_ticks) FROM asset_stats) AS stat_ticks,
+      (SELECT sum(price_change_ticks) FROM asset_stats) AS stat_price_changes,
+      (SELECT sum(ticks) FROM activity_1m) AS activity`);
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
+}
+
+describe('replaying the sample capture', () => {
+  it('writes the rows INGEST.md §2 derives, into every table', async () => {
+    const summary = await replayFile(engine, FRAMES, { marketsFile: GAMMA });
+    expect(summary.writer.rows).toEqual({ ticks: 10, book_snapshots: 4, markets: 4 });
+    expect(summary.normalizer.ticks).toBe(10);
+    expect(summary.normalizer.skipped).toBe(2);
+    expect(summary.normalizer.malformed).toBe(0);
+    expect(summary.sourceId).toMatch(/^file-[0-9a-f]{16}$/);
+    expect(await counts()).toEqual({
+      ticks: 10,
+      book_snapshots: 4,
+      markets: 4,
+      // price_change ticks: A and B (same minute, different assets), E twice (different minutes), F
+      candles: 5,
+      candle_volume: 5,
+      stat_assets: 6,
+      stat_ticks: 10,
+      stat_price_changes: 5,
+      activity: 10,
+    });
+  });
+
+  it('stores values that read back exactly', async () => {
+    const ticks = await engine.rows(
+      `SELECT toUnixTimestamp64Milli(t) AS t, event, side, best_bid, best_ask, price, size FROM ticks
+       WHERE asset_id = {a:String} ORDER BY t, seq`,
+      { params: { a: '71321045679252212594626385532706912750332728571942532289631379312455583992563' } },
+    );
+    expect(ticks.map((r) => ({ ...r, t: Number(r.t) }))).toEqual([
+      { t: 1729084877448, event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 0.4, price: 0.4, size: 3300 },
+      { t: 1757908892351, event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 1, price: 0.5, size: 200 },
+    ]);
+    const [book] = await engine.rows<{ bids: { price: number; size: number }[]; asks: unknown[]; is_checkpoint: number }>(
+      `SELECT bids, asks, is_checkpoint FROM book_snapshots WHERE asset_id = {a:String}`,
+      { params: { a: '350977769852917329387037893294763093471844346281449484439085576212613048126' } },
+    );
+    expect(book.is_checkpoint).toBe(0);
+    expect(book.bids.map((l) => [l.price, l.size])).toEqual([[0.07, 182528.55], [0.06, 219685.67], [0.05, 507106.18], [0.04, 171213.7], [0.03, 37268.67], [0.02, 70281.2], [0.01, 3149725.72]]);
+    expect(book.asks).toHaveLength(57);
+    const markets = await engine.rows(`SELECT outcome, toUnixTimestamp64Milli(updated_at) AS updated_at FROM markets FINAL WHERE market = {m:String} ORDER BY outcome DESC`, {
+      params: { m: '0x311d0c4b6671ab54af4970c06fcf58662516f5168997bdda209ec3db5aa6b0c1' },
+    });
+    expect(markets.map((r) => [r.outcome, Number(r.updated_at)])).toEqual([
+      ['Yes', 1766790415550],
+      ['No', 1766790415550],
+    ]);
+  });
+
+  it('replayed again, changes no table', async () => {
+    const before = await counts();
+    const summary = await replayFile(engine, FRAMES, { marketsFile: GAMMA });
+    expect(summary.normalizer.ticks).toBe(10);
+    // Identical market versions are not sent again; ticks and snapshots are sent and dropped by the engine.
+    expect(summary.writer.rows.markets).toBe(0);
+    expect(await counts()).toEqual(before);
+  });
+
+  it('reads the same file gzip-compressed, by extension or by magic bytes, as the same source', async () => {
+    const before = await counts();
+    const gz = join(dir, 'frames.jsonl.gz');
+    writeFileSync(gz, gzipSync(readFileSync(FRAMES)));
+    const plain = await replayFile(engine, FRAMES);
+    const compressed = await replayFile(engine, gz);
+    expect(compressed.sourceId).toBe(plain.sourceId);
+    expect(compressed.normalizer).toEqual(plain.normalizer);
+    expect(await counts()).toEqual(before);
+
+    const other = join(dir, 'other-frames.bin');
+    const lines = [
+      JSON.stringify([{ event_type: 'book', asset_id: 'gz-asset', market: '0xgz', timestamp: '1700000000000', bids: [{ price: '0.4', size: '10' }], asks: [{ price: '0.6', size: '10' }] }]),
+      JSON.stringify({ event_type: 'price_change', market: '0xgz', timestamp: '1700000001000', price_changes: [{ asset_id: 'gz-asset', price: '0.45', size: '5', side: 'BUY' }] }),
+      'PONG',
+      JSON.stringify({ event_type: 'last_trade_price', asset_id: 'gz-asset', market: '0xgz', price: '0.6', size: '2', side: 'BUY', timestamp: '1700000002000' }),
+    ];
+    writeFileSync(other, gzipSync(lines.join('\r\n') + '\r\n'));
+    const summary = await replayFile(engine, other);
+    expect(summary.normalizer.pongs).toBe(1);
+    expect(summary.writer.rows).toEqual({ ticks: 3, book_snapshots: 1, markets: 0 });
+    const ticks = await engine.rows(`SELECT event, best_bid, best_ask FROM ticks WHERE asset_id = 'gz-asset' ORDER BY t, seq`);
+    expect(ticks).toEqual([
+      { event: 'book', best_bid: 0.4, best_ask: 0.6 },
+      { event: 'price_change', best_bid: 0.45, best_ask: 0.6 },
+      { event: 'last_trade_price', best_bid: 0.45, best_ask: 0.6 },
+    ]);
+  });
+});
+
+describe('replayLines', () => {
+  /** 3 000 lines over 5 assets: a book each, then price changes that cross minutes. */
+  function generated(): string[] {
+    const lines: string[] = [];
+    const t0 = Date.UTC(2025, 0, 1);
+    for (let a = 0; a < 5; a++) {
+      lines.push(JSON.stringify({ event_type: 'book', asset_id: `gen-${a}`, market: '0xgen', timestamp: String(t0), bids: [{ price: '0.4', size: '1' }], asks: [{ price: '0.6', size: '1' }] }));
+    }
+    for (let i = 0; i < 2995; i++) {
+      const side = i % 2 === 0 ? 'BUY' : 'SELL';
+      const price = side === 'BUY' ? (0.3 + (i % 10) / 100).toFixed(2) : (0.61 + (i % 10) / 100).toFixed(2);
+      lines.push(JSON.stringify({ event_type: 'price_change', market: '0xgen', timestamp: String(t0 + i * 1000), price_changes: [{ asset_id: `gen-${i % 5}`, price, size: String(i % 7), side }] }));
+    }
+    return lines;
+  }
+
+  it('cuts batches at the row bound and re-running them changes nothing', async () => {
+    const before = await counts();
+    const progress: ReplayProgress[] = [];
+    const first = await replayLines(engine, generated(), { sourceId: 'gen-test', batchRows: 250, onProgress: (p) => progress.push(p), progressEveryMs: 0 });
+    expect(first.writer.rows.ticks).toBe(3000);
+    expect(first.writer.batches.ticks).toBe(12);
+    expect(progress.map((p) => p.lines)).toEqual([1024, 2048]);
+    // Each asset changes every 5 s from its book at t0 (asset a at a, a+5, … ≤ a+2990 s): a checkpoint at the
+    // first change ≥ 60 s after the previous snapshot, i.e. at a+60, a+120, … a+2940 → 49 per asset; 12 changes
+    // apart, the 200-change bound never comes first.
+    expect(first.normalizer.checkpoints).toBe(5 * 49);
+    const after = await counts();
+    expect(after.ticks - before.ticks).toBe(3000);
+    expect(after.book_snapshots - before.book_snapshots).toBe(5 + first.normalizer.checkpoints);
+    expect(after.candle_volume - before.candle_volume).toBe(2995);
+    expect(after.stat_ticks - before.stat_ticks).toBe(3000);
+
+    const second = await replayLines(engine, generated(), { sourceId: 'gen-test', batchRows: 250 });
+    expect(second.writer.batches.ticks).toBe(12);
+    expect(await counts()).toEqual(after);
+  });
+});
