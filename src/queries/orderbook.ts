@@ -36,53 +36,121 @@ export interface Book {
   asks: Level[];
 }
 
-export interface TopOfBook {
-  asset_id: string;
+/**
+ * The raw state at {at}: the latest snapshot (t ms, seq, market, bids, asks) or null, and every
+ * `price_change` after it up to {at} as (t ms, seq, price, size, best_bid, market). One row always.
+ * The snapshot key is a scalar subquery, so the ticks read is a primary-key range from it to {at}.
+ * Merging happens in JS (applyDeltas): measured here, folding the levels in SQL (UNION, GROUP BY per
+ * level, a second aggregation) cost about twice the engine CPU of this plain read, and the merge
+ * itself is a few hundred map updates at most.
+ */
+const STATE_SQL = `
+WITH fromUnixTimestamp64Milli({at:Int64}, 'UTC') AS at,
+  (SELECT (toUnixTimestamp64Milli(t), seq, market, bids, asks) FROM book_snapshots
+   WHERE asset_id = {asset_id:String} AND t <= at
+   ORDER BY t DESC, seq DESC LIMIT 1) AS snap,
+  fromUnixTimestamp64Milli(assumeNotNull(snap).1, 'UTC') AS snap_t
+SELECT snap, groupArray((toUnixTimestamp64Milli(t), seq, price, size, best_bid, market)) AS deltas
+FROM ticks
+WHERE asset_id = {asset_id:String} AND event = 'price_change' AND t >= snap_t AND t <= at
+  AND (snap IS NULL OR (t, seq) > (snap_t, assumeNotNull(snap).2))
+SETTINGS output_format_json_quote_64bit_integers = 0`;
+
+type SnapshotTuple = [t: number, seq: number, market: string, bids: Level[], asks: Level[]];
+type DeltaTuple = [t: number, seq: number, price: number, size: number, bestBid: number, market: string];
+
+/** The book at one instant: levels by price, the time and market of the last event applied. */
+export interface BookState {
+  market: string;
   timestamp: number;
-  datetime: string;
-  best_bid: number;
-  best_ask: number;
+  bids: Map<number, number>;
+  asks: Map<number, number>;
 }
 
-/** The deltas of one asset after its snapshot `snap` (a Nullable tuple: t, seq, market, bids, asks) up to `at`. */
-const DELTAS = `
-  SELECT arrayJoin(if(size = 0, [0, 1], [if(price <= best_bid, 0, 1)])) AS side, price, size, (t, seq) AS k, market
-  FROM ticks
-  WHERE asset_id = {asset_id:String} AND event = 'price_change'
-    AND t >= assumeNotNull(snap).1 AND t <= at
-    AND (snap IS NULL OR (t, seq) > (assumeNotNull(snap).1, assumeNotNull(snap).2))`;
+function clamp(at: number): number {
+  return Math.min(at, MAX_TIME_MS);
+}
 
-/**
- * One row per (side, price) ever touched since the snapshot: its final size and the key of the
- * last event that touched it. Side 0 = bids, 1 = asks, 2 = a marker row for the snapshot itself, so
- * a snapshot of an empty book still counts as a book.
- */
-const LEVELS = `
-  SELECT side, price, argMax(size, k) AS size, max(k) AS last, argMax(market, k) AS market
-  FROM (
-    ${DELTAS}
-    UNION ALL
-    SELECT l.1 AS side, l.2 AS price, l.3 AS size, (assumeNotNull(snap).1, assumeNotNull(snap).2) AS k, assumeNotNull(snap).3 AS market
-    FROM system.one
-    ARRAY JOIN arrayConcat([(2, 0., 0.)], arrayMap(x -> (0, x.1, x.2), assumeNotNull(snap).4), arrayMap(x -> (1, x.1, x.2), assumeNotNull(snap).5)) AS l
-    WHERE snap IS NOT NULL
-  )
-  GROUP BY side, price`;
+/** The book at `at` (ms; null = latest), or null when the asset has no book then. One engine query. */
+export async function bookStateAt(engine: Engine, assetId: string, at: number | null, signal?: AbortSignal): Promise<BookState | null> {
+  const rows = await engine.rows<{ snap: SnapshotTuple | null; deltas: DeltaTuple[] }>(STATE_SQL, {
+    params: { asset_id: assetId, at: clamp(at ?? MAX_TIME_MS) },
+    signal,
+  });
+  const { snap, deltas } = rows[0];
+  if (snap === null && deltas.length === 0) return null;
+  const state: BookState = { market: '', timestamp: 0, bids: new Map(), asks: new Map() };
+  if (snap !== null) {
+    [state.timestamp, , state.market] = snap;
+    for (const l of snap[3]) state.bids.set(l.price, l.size);
+    for (const l of snap[4]) state.asks.set(l.price, l.size);
+  }
+  applyDeltas(state, deltas);
+  return state;
+}
 
-const SNAPSHOT_AT = `
-  (SELECT (t, seq, market, bids, asks) FROM book_snapshots
-   WHERE asset_id = {asset_id:String} AND t <= at
-   ORDER BY t DESC, seq DESC LIMIT 1)`;
+/** Applies the deltas in (t, seq) order; see the header comment for how a delta's side is known. */
+function applyDeltas(state: BookState, deltas: DeltaTuple[]): void {
+  deltas.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  for (const [t, , price, size, bestBid, market] of deltas) {
+    if (size === 0) {
+      state.bids.delete(price);
+      state.asks.delete(price);
+    } else if (price <= bestBid) {
+      state.bids.set(price, size);
+    } else {
+      state.asks.set(price, size);
+    }
+    state.timestamp = t;
+    state.market = market;
+  }
+}
 
-const PREFIX = `
-WITH fromUnixTimestamp64Milli({at:Int64}, 'UTC') AS at, ${SNAPSHOT_AT} AS snap`;
+/** Bids by price descending, asks ascending, every level. */
+export function sortedLevels(state: BookState): { bids: Level[]; asks: Level[] } {
+  const levels = (m: Map<number, number>) => Array.from(m, ([price, size]) => ({ price, size }));
+  return { bids: levels(state.bids).sort((a, b) => b.price - a.price), asks: levels(state.asks).sort((a, b) => a.price - b.price) };
+}
 
+/** Highest bid (0 without bids) and lowest ask (1 without asks). */
+export function topOf(state: BookState): { best_bid: number; best_ask: number } {
+  let bid = -Infinity;
+  let ask = Infinity;
+  for (const p of state.bids.keys()) if (p > bid) bid = p;
+  for (const p of state.asks.keys()) if (p < ask) ask = p;
+  return { best_bid: bid === -Infinity ? 0 : bid, best_ask: ask === Infinity ? 1 : ask };
+}
+
+/** `YYYY-MM-DD HH:MM:SS.mmm` UTC (API.md §1). */
+export function datetimeText(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
+}
+
+/** `/v1/orderbook` `data` for a state, at most `depth` levels per side. */
+export function bookData(assetId: string, state: BookState, depth: number): Book {
+  const { bids, asks } = sortedLevels(state);
+  return {
+    market: state.market,
+    asset_id: assetId,
+    timestamp: state.timestamp,
+    datetime: datetimeText(state.timestamp),
+    ...topOf(state),
+    bids: bids.slice(0, depth),
+    asks: asks.slice(0, depth),
+  };
+}
+
+const JSON_SETTINGS = 'SETTINGS output_format_json_quote_64bit_integers = 0';
 const LEVEL = 'Tuple(price Float64, size Float64)';
 
-/** Aggregates over LEVELS into the book's header and full sorted sides (`all_bids`, `all_asks`). */
+/** The sides a delta applies to (0 = bids, 1 = asks), in SQL: the rule of applyDeltas. */
+const DELTA_SIDES = 'if(size = 0, [0, 1], [if(price <= best_bid, 0, 1)])';
+
+/**
+ * Aggregates per-level rows (side 0 = bids, 1 = asks, 2 = a marker row per snapshot so that a
+ * snapshot of an empty book still counts; `last` = key of the level's last event) into the book's header and full sorted sides (`all_bids`, `all_asks`). */
 const BOOK_COLUMNS = `
     argMax(market, last) AS market,
-    {asset_id:String} AS asset_id,
     max(last).1 AS last_t,
     toUnixTimestamp64Milli(last_t) AS timestamp,
     toString(last_t) AS datetime,
@@ -90,52 +158,6 @@ const BOOK_COLUMNS = `
     arraySort(x -> x.price, groupArrayIf(CAST((price, size), '${LEVEL}'), side = 1 AND size > 0)) AS all_asks,
     if(empty(all_bids), 0, all_bids[1].price) AS best_bid,
     if(empty(all_asks), 1, all_asks[1].price) AS best_ask`;
-
-const JSON_SETTINGS = 'SETTINGS output_format_json_quote_64bit_integers = 0';
-
-const BOOK_SQL = `${PREFIX}
-SELECT market, asset_id, timestamp, datetime, best_bid, best_ask,
-       arraySlice(all_bids, 1, {depth:UInt32}) AS bids, arraySlice(all_asks, 1, {depth:UInt32}) AS asks
-FROM (SELECT ${BOOK_COLUMNS} FROM (${LEVELS}) HAVING count() > 0)
-${JSON_SETTINGS}`;
-
-const TOP_SQL = `${PREFIX}
-SELECT asset_id, timestamp, datetime, best_bid, best_ask
-FROM (SELECT ${BOOK_COLUMNS} FROM (${LEVELS}) HAVING count() > 0)
-${JSON_SETTINGS}`;
-
-const SIDE_SQL = `${PREFIX}
-SELECT timestamp, if({side:String} = 'bids', all_bids, all_asks) AS levels
-FROM (SELECT ${BOOK_COLUMNS} FROM (${LEVELS}) HAVING count() > 0)
-${JSON_SETTINGS}`;
-
-function clamp(at: number): number {
-  return Math.min(at, MAX_TIME_MS);
-}
-
-/** The book at `at` (ms; null = latest) with at most `depth` levels per side, or null when there is none. */
-export async function bookAt(engine: Engine, assetId: string, at: number | null, depth: number, signal?: AbortSignal): Promise<Book | null> {
-  const rows = await engine.rows<Book>(BOOK_SQL, { params: { asset_id: assetId, at: clamp(at ?? MAX_TIME_MS), depth }, signal });
-  return rows[0] ?? null;
-}
-
-/** Best bid and ask of the book at `at` (null = latest), or null when there is none. */
-export async function topOfBookAt(engine: Engine, assetId: string, at: number | null, signal?: AbortSignal): Promise<TopOfBook | null> {
-  const rows = await engine.rows<TopOfBook>(TOP_SQL, { params: { asset_id: assetId, at: clamp(at ?? MAX_TIME_MS) }, signal });
-  return rows[0] ?? null;
-}
-
-/** Every level of one side of the book at `at`, best first, or null when there is no book. */
-export async function bookSideAt(
-  engine: Engine,
-  assetId: string,
-  at: number,
-  side: 'bids' | 'asks',
-  signal?: AbortSignal,
-): Promise<{ timestamp: number; levels: Level[] } | null> {
-  const rows = await engine.rows<{ timestamp: number; levels: Level[] }>(SIDE_SQL, { params: { asset_id: assetId, at: clamp(at), side }, signal });
-  return rows[0] ?? null;
-}
 
 const SNAPSHOTS_SQL = `
 SELECT market, {asset_id:String} AS asset_id, toUnixTimestamp64Milli(t) AS timestamp, toString(t) AS datetime,
@@ -170,7 +192,8 @@ export async function exchangeSnapshots(
  *    same millisecond); a running max gives every row the key of the snapshot before it (its
  *    segment; the zero key before the first snapshot);
  * 2. per segment: its snapshot's levels, its deltas and its points;
- * 3. per point: the segment's snapshot levels and its deltas up to the point, reduced like LEVELS.
+ * 3. per point: the segment's snapshot levels and its deltas up to the point, last value per
+ *    (side, price) by (t, seq), as applyDeltas does.
  */
 const SAMPLED_SQL = `
 WITH
@@ -210,7 +233,7 @@ FROM (
             FROM book_snapshots
             WHERE asset_id = {asset_id:String} AND t >= start_key.1 AND t <= p_last AND (t, seq) >= start_key
             UNION ALL
-            SELECT 1, t, seq, market, arrayMap(s -> (s, price, size), if(size = 0, [0, 1], [if(price <= best_bid, 0, 1)]))
+            SELECT 1, t, seq, market, arrayMap(s -> (s, price, size), ${DELTA_SIDES})
             FROM ticks
             WHERE asset_id = {asset_id:String} AND event = 'price_change' AND t >= start_key.1 AND t <= p_last AND (t, seq) > start_key
             UNION ALL

@@ -6,7 +6,7 @@ import type { AppEnv } from '../http/context.js';
 import { ok } from '../http/envelope.js';
 import { notFound } from '../http/errors.js';
 import { assetIdParam, enumParam, intParam, orderedRange, positiveNumberParam, timeParam } from '../http/params.js';
-import { bookAt, bookSideAt, exchangeSnapshots, pricesHistory, sampledBooks, topOfBookAt, type Level } from '../queries/orderbook.js';
+import { bookData, bookStateAt, datetimeText, exchangeSnapshots, pricesHistory, sampledBooks, sortedLevels, topOf, type Level } from '../queries/orderbook.js';
 
 const LevelSchema = z.object({ price: z.number(), size: z.number() }).openapi('BookLevel');
 
@@ -162,11 +162,11 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps)
   app.openapi(orderbookRoute, async (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const book = await bookAt(engine, q.asset_id, q.timestamp ?? null, q.limit ?? 20, c.req.raw.signal);
-    if (!book) throw bookMissing(q.asset_id, q.timestamp);
+    const state = await bookStateAt(engine, q.asset_id, q.timestamp ?? null, c.req.raw.signal);
+    if (!state) throw bookMissing(q.asset_id, q.timestamp);
     // Implicit latest (API.md §2): the newest data must lie in the window.
-    if (q.timestamp === undefined) assertInHistoryWindow(c, book.timestamp);
-    return ok(c, book);
+    if (q.timestamp === undefined) assertInHistoryWindow(c, state.timestamp);
+    return ok(c, bookData(q.asset_id, state, q.limit ?? 20));
   });
 
   app.openapi(rangeRoute, async (c) => {
@@ -182,10 +182,19 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps)
   app.openapi(priceRoute, async (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const top = await topOfBookAt(engine, q.asset_id, q.timestamp ?? null, c.req.raw.signal);
-    if (!top) throw bookMissing(q.asset_id, q.timestamp);
-    if (q.timestamp === undefined) assertInHistoryWindow(c, top.timestamp);
-    return ok(c, { ...top, midpoint: (top.best_bid + top.best_ask) / 2, spread: top.best_ask - top.best_bid });
+    const state = await bookStateAt(engine, q.asset_id, q.timestamp ?? null, c.req.raw.signal);
+    if (!state) throw bookMissing(q.asset_id, q.timestamp);
+    if (q.timestamp === undefined) assertInHistoryWindow(c, state.timestamp);
+    const { best_bid, best_ask } = topOf(state);
+    return ok(c, {
+      asset_id: q.asset_id,
+      timestamp: state.timestamp,
+      datetime: datetimeText(state.timestamp),
+      best_bid,
+      best_ask,
+      midpoint: (best_bid + best_ask) / 2,
+      spread: best_ask - best_bid,
+    });
   });
 
   app.openapi(pricesHistoryRoute, async (c) => {
@@ -199,9 +208,10 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps)
   app.openapi(executionRoute, async (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const side = await bookSideAt(engine, q.asset_id, q.timestamp, q.side === 'BUY' ? 'asks' : 'bids', c.req.raw.signal);
-    if (!side) throw bookMissing(q.asset_id, q.timestamp);
-    return ok(c, executeMarketOrder(side.levels, q.side, q.amount));
+    const state = await bookStateAt(engine, q.asset_id, q.timestamp, c.req.raw.signal);
+    if (!state) throw bookMissing(q.asset_id, q.timestamp);
+    const { bids, asks } = sortedLevels(state);
+    return ok(c, executeMarketOrder(q.side === 'BUY' ? asks : bids, q.side, q.amount));
   });
 }
 
