@@ -78,6 +78,9 @@ describe.each(STORE_KINDS)('AccountStore contract: %s', (_kind, open) => {
     await store.decrementDaily(a.id, '2026-06-24');
     expect(await store.getDaily(a.id, '2026-06-24')).toBe(1);
     expect(await store.getDaily(a.id, '2026-06-23')).toBe(0);
+    await store.decrementDaily(a.id, '2026-06-23');
+    expect(await store.getDaily(a.id, '2026-06-23')).toBe(0);
+    expect(await store.incrementDaily(a.id, '2026-06-23')).toBe(1);
   });
 
   it('consumeDaily counts up to the limit and never past it, also under concurrency', async () => {

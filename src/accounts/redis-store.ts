@@ -28,6 +28,10 @@ n = redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return {1, n}`;
 
+const DECREMENT_TO_ZERO = `
+if (tonumber(redis.call('GET', KEYS[1]) or '0')) > 0 then redis.call('DECR', KEYS[1]) end
+return 0`;
+
 /** HSET the pairs and HDEL the names after them, only if the hash exists; returns the hash or nil. */
 const PATCH_IF_EXISTS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
@@ -44,6 +48,7 @@ return old`;
 
 type Scripted = Redis & {
   consumeDaily(key: string, limit: number, ttl: number): Promise<[number, number]>;
+  decrementToZero(key: string): Promise<number>;
   patchIfExists(key: string, ...args: (string | number)[]): Promise<string[] | null>;
   swapKeyHash(key: string, newHash: string): Promise<string | null>;
 };
@@ -68,6 +73,7 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
   }) as Scripted;
   redis.defineCommand('consumeDaily', { numberOfKeys: 1, lua: CONSUME_DAILY });
+  redis.defineCommand('decrementToZero', { numberOfKeys: 1, lua: DECREMENT_TO_ZERO });
   redis.defineCommand('patchIfExists', { numberOfKeys: 1, lua: PATCH_IF_EXISTS });
   redis.defineCommand('swapKeyHash', { numberOfKeys: 1, lua: SWAP_KEY_HASH });
 
@@ -161,7 +167,7 @@ class RedisAccountStore implements AccountStore {
   }
 
   async decrementDaily(accountId: string, day: string) {
-    await this.call(() => this.redis.decr(dayKey(accountId, day)));
+    await this.call(() => this.redis.decrementToZero(dayKey(accountId, day)));
   }
 
   async getDaily(accountId: string, day: string) {
