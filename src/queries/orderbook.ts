@@ -71,12 +71,15 @@ function clamp(at: number): number {
   return Math.min(at, MAX_TIME_MS);
 }
 
+/** The one engine read behind bookStateAt (the benchmark runs it raw). */
+export function stateQuery(assetId: string, at: number | null) {
+  return { sql: STATE_SQL, params: { asset_id: assetId, at: clamp(at ?? MAX_TIME_MS) } };
+}
+
 /** The book at `at` (ms; null = latest), or null when the asset has no book then. One engine query. */
 export async function bookStateAt(engine: Engine, assetId: string, at: number | null, signal?: AbortSignal): Promise<BookState | null> {
-  const rows = await engine.rows<{ snap: SnapshotTuple | null; deltas: DeltaTuple[] }>(STATE_SQL, {
-    params: { asset_id: assetId, at: clamp(at ?? MAX_TIME_MS) },
-    signal,
-  });
+  const { sql, params } = stateQuery(assetId, at);
+  const rows = await engine.rows<{ snap: SnapshotTuple | null; deltas: DeltaTuple[] }>(sql, { params, signal });
   const { snap, deltas } = rows[0];
   if (snap === null && deltas.length === 0) return null;
   const state: BookState = { market: '', timestamp: 0, bids: new Map(), asks: new Map() };
