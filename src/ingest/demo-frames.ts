@@ -515,15 +515,18 @@ function act(ctx: Ctx, m: Market, b: Book, fair: number, prices: Map<number, str
   if (kind < 0.3 && count > 1) return trade(ctx, m, b, !isBid, false, prices);
   if (kind < 0.42 && count < 40) {
     const best = isBid ? b.bb : b.ba;
-    const k = isBid ? best - 1 - rng.int(25) : best + 1 + rng.int(25);
+    // New orders rest mostly a few ticks behind the top, which keeps the book dense where it trades.
     const side = isBid ? b.bid : b.ask;
-    if (k > 0 && k < m.n && side[k] === 0 && (isBid ? k < b.ba : k > b.bb)) return change(ctx, m, b, isBid, k, restingSize(rng, m, Math.abs(k - best)), prices);
+    let away = 1 + Math.min(24, Math.floor(-Math.log(1 - rng.next()) * 6));
+    while (away < 40 && side[isBid ? best - away : best + away] > 0) away++;
+    const k = isBid ? best - away : best + away;
+    if (k > 0 && k < m.n && side[k] === 0) return change(ctx, m, b, isBid, k, restingSize(rng, m, away), prices);
   }
   const depth = Math.min(count - 1, Math.floor(-Math.log(1 - rng.next()) * 3));
   const k = b.level(isBid, Math.max(0, depth));
   if (k < 0) return change(ctx, m, b, isBid, isBid ? Math.max(1, Math.min(wantBid, b.ba - 1)) : Math.min(m.n - 1, Math.max(wantAsk, b.bb + 1)), restingSize(rng, m, 0), prices);
   const extreme = k === 1 || k === m.n - 1;
-  if (!extreme && count > 10 && rng.next() < 0.15) return change(ctx, m, b, isBid, k, 0, prices);
+  if (!extreme && depth >= 2 && count > 12 && rng.next() < 0.2) return change(ctx, m, b, isBid, k, 0, prices);
   const side = isBid ? b.bid : b.ask;
   const resized = Math.max(MICRO, Math.round((side[k] * Math.exp(0.5 * rng.normal())) / 10_000) * 10_000);
   return change(ctx, m, b, isBid, k, resized, prices);
