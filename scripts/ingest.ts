@@ -1,0 +1,82 @@
+import { access } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { createEngine } from '../src/clickhouse/index.js';
+import { runMigrations } from '../src/clickhouse/migrations.js';
+import { loadConfig } from '../src/config.js';
+import { readGammaFile, replayFile, type ReplaySummary } from '../src/ingest/replay.js';
+import { runCli } from './cli.js';
+
+const USAGE = `Usage: npm run ingest -- replay <file> [--markets <gamma.json>]
+
+Replays a file of raw Polymarket market-channel frames (one frame per line, exactly as received;
+plain or gzip) into the configured store (INGEST.md). --markets: a Gamma /markets answer (JSON
+array) for outcome labels and questions. Replaying the same file again adds nothing.`;
+
+const args = await parseCommandLine();
+await runCli(() => replay(args.file, args.markets));
+
+/** Bad arguments end with the message and the usage on stderr, exit code 2. */
+async function parseCommandLine(): Promise<{ file: string; markets?: string }> {
+  try {
+    const { values, positionals } = parseArgs({
+      allowPositionals: true,
+      options: { markets: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    });
+    if (values.help) {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    const [command, file, ...extra] = positionals;
+    if (command !== 'replay') throw new Error(command ? `unknown command "${command}"` : 'missing command');
+    if (!file) throw new Error('missing <file>');
+    if (extra.length > 0) throw new Error(`unexpected argument "${extra[0]}"`);
+    await access(file).catch(() => {
+      throw new Error(`cannot read ${file}`);
+    });
+    // Read now so a bad metadata file is an argument error, not a failure after the engine opened.
+    if (values.markets) await readGammaFile(values.markets);
+    return { file, markets: values.markets };
+  } catch (err) {
+    process.stderr.write(`ingest: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
+    process.exit(2);
+  }
+}
+
+async function replay(file: string, marketsFile?: string) {
+  const engine = createEngine(loadConfig());
+  try {
+    console.log(`ClickHouse: ${engine.location}`);
+    await runMigrations(engine);
+    console.log(`Replaying ${file}${marketsFile ? ` with markets from ${marketsFile}` : ''} …`);
+    const summary = await replayFile(engine, file, {
+      marketsFile,
+      onProgress: (p) => {
+        const seconds = p.elapsedMs / 1000;
+        console.log(`  ${p.lines} lines, ${p.rowsWritten} rows written, ${Math.round(p.rowsWritten / seconds)} rows/s, ${seconds.toFixed(1)} s`);
+      },
+    });
+    console.log(formatSummary(file, summary));
+  } finally {
+    await engine.close();
+  }
+}
+
+function formatSummary(file: string, s: ReplaySummary): string {
+  const n = s.normalizer;
+  const events = Object.entries(n.events)
+    .filter(([, count]) => count > 0)
+    .map(([type, count]) => `${type} ${count}`)
+    .join(', ');
+  const rows = s.writer.rows;
+  const malformed = n.malformed > 0 ? `${n.malformed} (first at lines ${n.malformedLines.join(', ')})` : '0';
+  return [
+    `Replayed ${file} (source ${s.sourceId}) in ${(s.elapsedMs / 1000).toFixed(1)} s`,
+    `  lines      ${n.lines} (${n.frames} frames, ${n.pongs} PONG)`,
+    `  events     ${events || 'none'}`,
+    `  produced   ${n.ticks} ticks, ${n.snapshots} book snapshots, ${n.checkpoints} checkpoints, ${n.markets} market rows`,
+    `  written    ticks ${rows.ticks}, book_snapshots ${rows.book_snapshots}, markets ${rows.markets} (a batch stored by an earlier run is dropped by the engine)`,
+    `  skipped    ${n.skipped} (tick_size_change, best_bid_ask), unknown types ${n.unknown}`,
+    `  malformed  ${malformed}`,
+    ...(s.invalidMarkets > 0 ? [`  markets file: ${s.invalidMarkets} market objects without usable outcomes/clobTokenIds skipped`] : []),
+  ].join('\n');
+}
