@@ -59,7 +59,7 @@ describe.skipIf(!redisUrl)('Redis outage', () => {
     port = await freePort();
     dir = mkdtempSync(join(tmpdir(), 'tickhouse-redis-outage-'));
     await startRedis();
-    t = await startAccountApp({ engine: engine.engine, clock: new ManualClock(NOW), redisUrl: `redis://127.0.0.1:${port}` });
+    t = await startAccountApp({ engine: engine.engine, clock: new ManualClock(NOW), redisUrl: `redis://127.0.0.1:${port}`, redisKeyPrefix: 'outage:' });
   });
   afterAll(async () => {
     await t?.close();
@@ -106,7 +106,7 @@ describe.skipIf(!redisUrl)('Redis outage', () => {
   it('starts while Redis is down (503 meanwhile) and serves once it comes up', async () => {
     const { data } = await (await t.app.request('/v1/register', { method: 'POST' })).json();
     await stopRedis();
-    const late = await startAccountApp({ engine: engine.engine, clock: new ManualClock(NOW), redisUrl: `redis://127.0.0.1:${port}` });
+    const late = await startAccountApp({ engine: engine.engine, clock: new ManualClock(NOW), redisUrl: `redis://127.0.0.1:${port}`, redisKeyPrefix: 'outage:' });
     try {
       const res = await late.call(data.api_key, '/v1/me');
       expect(res.status).toBe(503);

@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openAccountStore } from '../../src/accounts/index.js';
+import { withLookupCache } from '../../src/accounts/lookup-cache.js';
+import { openRedisStore } from '../../src/accounts/redis-store.js';
 import type { AccountStore } from '../../src/accounts/store.js';
 import { createApp } from '../../src/app.js';
 import { checkHistoryWindow } from '../../src/auth/history-window.js';
@@ -30,11 +33,15 @@ export interface AccountApp {
   close(): Promise<void>;
 }
 
-export async function startAccountApp(options: { engine: Engine; clock: Clock; redisUrl?: string; env?: Record<string, string> }): Promise<AccountApp> {
+export async function startAccountApp(options: { engine: Engine; clock: Clock; redisUrl?: string; redisKeyPrefix?: string; env?: Record<string, string> }): Promise<AccountApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tickhouse-accounts-app-'));
   const config = loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'http://tickhouse.test', LOG_LEVEL: 'silent', REDIS_URL: options.redisUrl, ...options.env });
   setLogLevel(config.LOG_LEVEL);
-  const accounts = await openAccountStore(config);
+  // Redis: a key prefix of its own, so counters such as registrations per IP and hour never mix
+  // with other test files sharing the redis-server.
+  const accounts = config.REDIS_URL
+    ? withLookupCache(await openRedisStore(config.REDIS_URL, { keyPrefix: options.redisKeyPrefix ?? `test-${randomUUID().slice(0, 8)}:` }))
+    : await openAccountStore(config);
   const app = createApp({ config, engine: options.engine, accounts, clock: options.clock });
   app.get('/v1/orderbook/__probe', (c) => {
     const start = c.req.query('start');
