@@ -64,12 +64,11 @@ function signedOut(view) {
     onsubmit: async (e) => {
       e.preventDefault();
       fill(signInError);
-      session.signIn(keyInput.value);
-      // The key is kept only if the API accepts it; a rejected key is removed again at once.
+      // The key is kept only once the API has accepted it.
       try {
-        await api('/v1/me');
+        await api('/v1/me', { key: keyInput.value.trim() });
+        session.signIn(keyInput.value);
       } catch (err) {
-        session.signOut();
         fill(signInError, errorBox(err));
       }
     },
@@ -203,7 +202,8 @@ function keyCard(view) {
   return h('section', { class: 'card', 'aria-labelledby': 'key-title' },
     h('h2', { id: 'key-title' }, 'API key'),
     h('p', {}, 'Signed in with ', h('code', { 'data-testid': 'current-key' }, maskKey(session.key)), '.'),
-    h('p', { class: 'muted' }, 'Send it as ', h('code', {}, 'Authorization: Bearer <key>'), '.'),
+    h('p', { class: 'muted' }, 'Send it as ', h('code', {}, 'Authorization: Bearer <key>'), '. For example:'),
+    h('pre', { class: 'curl' }, `curl -H "Authorization: Bearer $TICKHOUSE_KEY" \\\n  "${location.origin}/v1/me"`),
     h('div', { class: 'actions' },
       h('button', { type: 'button', 'data-testid': 'regenerate-key', onclick: () => dialog.showModal() }, 'Regenerate key…'),
       h('button', { type: 'button', 'data-testid': 'sign-out', onclick: () => session.signOut() }, 'Sign out')),

@@ -47,10 +47,13 @@ export function url(path, query = {}) {
   return qs ? `${path}?${qs}` : path;
 }
 
-/** Sends a request and returns the raw Response when it succeeded; throws ApiFailure otherwise. */
-export async function send(path, { method = 'GET', query, body, signal } = {}) {
+/**
+ * Sends a request and returns the raw Response when it succeeded; throws ApiFailure otherwise.
+ * `key` defaults to the signed-in key; sign-in passes a candidate to check it before keeping it.
+ */
+export async function send(path, { method = 'GET', query, body, signal, key = session.key } = {}) {
   const headers = { Accept: 'application/json' };
-  if (session.key) headers.Authorization = `Bearer ${session.key}`;
+  if (key) headers.Authorization = `Bearer ${key}`;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let res;
   try {

@@ -16,7 +16,9 @@ const PREFETCH_BARS = 20;
 export function candlesChart({ assetId, windowStart, onPick }) {
   const LC = window.LightweightCharts;
   const status = h('div', { class: 'chart-status', 'aria-live': 'polite' });
-  const plot = h('div', { class: 'chart', 'data-testid': 'candles-chart', role: 'img', 'aria-label': 'Candlestick chart of the best bid' });
+  // The chart is absolutely placed in its box: sized by the box, it can never grow the box (autoSize loop).
+  const canvasHost = h('div', { class: 'chart-host' });
+  const plot = h('div', { class: 'chart', 'data-testid': 'candles-chart', role: 'img', 'aria-label': 'Candlestick chart of the best bid' }, canvasHost);
   const buttons = Object.keys(RESOLUTIONS).map((r) => h('button', { type: 'button', 'aria-pressed': 'false', 'data-resolution': r, onclick: () => load(r) }, r));
   const el = h('section', { class: 'card chart-card', 'aria-labelledby': 'chart-title' },
     h('div', { class: 'card-head' },
@@ -29,7 +31,7 @@ export function candlesChart({ assetId, windowStart, onPick }) {
     return { el, dispose() {} };
   }
 
-  const chart = LC.createChart(plot, {
+  const chart = LC.createChart(canvasHost, {
     autoSize: true,
     localization: { priceFormatter: fmtPrice },
     timeScale: { timeVisible: true, secondsVisible: false, rightOffset: 3 },

@@ -13,7 +13,8 @@ export function h(tag, attrs = {}, ...children) {
   for (const [name, value] of Object.entries(attrs ?? {})) {
     if (value === false || value === null || value === undefined) continue;
     if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), value);
-    else if (name === 'value' && 'value' in el) el.value = value;
+    // Form controls take `value` as a property (a select's options may not exist yet as attributes).
+    else if (name === 'value' && (el instanceof HTMLInputElement || el instanceof HTMLSelectElement)) el.value = value;
     else el.setAttribute(name, value === true ? '' : String(value));
   }
   append(el, children);

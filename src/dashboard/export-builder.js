@@ -5,16 +5,15 @@
  */
 import { errorBox, send, url } from './api.js';
 import { field, fill, h } from './dom.js';
-import { fmtSize, parseLocalInputAsUtc, toLocalInputValue } from './format.js';
+import { fmtSize, parseTimeInput, TIME_PATTERN, toTimeInput } from './format.js';
 
 const DEFAULT_SPAN_MS = 3_600_000;
 
 export function exportBuilder({ assetId, lo, hi }) {
-  // Inputs hold whole seconds: round outwards so the default range still contains both ends.
-  const first = Math.floor(Math.max(lo, hi - DEFAULT_SPAN_MS) / 1000) * 1000;
-  const last = Math.ceil(hi / 1000) * 1000;
-  const start = h('input', { type: 'datetime-local', step: 1, value: toLocalInputValue(first), required: true, 'data-testid': 'export-start' });
-  const end = h('input', { type: 'datetime-local', step: 1, value: toLocalInputValue(last), required: true, 'data-testid': 'export-end' });
+  const timeInput = (ms, testid) => h('input', { type: 'text', pattern: TIME_PATTERN, value: toTimeInput(ms), required: true, spellcheck: 'false', class: 'time-input', 'data-testid': testid });
+  // Default: the last hour of the asset's data (or all of it, when shorter), ends exact to the ms.
+  const start = timeInput(Math.max(lo, hi - DEFAULT_SPAN_MS), 'export-start');
+  const end = timeInput(hi, 'export-end');
   const format = h('select', { 'data-testid': 'export-format' },
     h('option', { value: 'csv' }, 'CSV'), h('option', { value: 'jsonl' }, 'JSON Lines'), h('option', { value: 'parquet' }, 'Parquet'));
   const event = h('select', { 'data-testid': 'export-event' },
@@ -27,8 +26,8 @@ export function exportBuilder({ assetId, lo, hi }) {
 
   const query = () => ({
     asset_id: assetId,
-    start: parseLocalInputAsUtc(start.value),
-    end: parseLocalInputAsUtc(end.value),
+    start: parseTimeInput(start.value),
+    end: parseTimeInput(end.value),
     format: format.value,
     event_type: event.value,
   });

@@ -28,9 +28,16 @@ export const fmtDate = (ms) => new Date(ms).toISOString().slice(0, 10);
 /** The API's `first_seen`/`datetime` text (`YYYY-MM-DD HH:MM:SS.mmm`, UTC, no zone) to Unix ms. */
 export const parseUtcText = (text) => Date.parse(`${text.replace(' ', 'T')}Z`);
 
-/** The value of an `<input type="datetime-local">` read as UTC (the page labels these "UTC"). */
-export const parseLocalInputAsUtc = (value) => (value ? Date.parse(`${value}Z`) : NaN);
-export const toLocalInputValue = (ms) => new Date(ms).toISOString().slice(0, 19);
+/**
+ * Time fields are plain text in the API's own `YYYY-MM-DD HH:MM:SS.mmm` form, read as UTC: the
+ * browser's datetime-local would show local, 12-hour, locale-dependent text.
+ */
+export const TIME_PATTERN = '\\d{4}-\\d{2}-\\d{2}[ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,3})?)?';
+export function parseTimeInput(value) {
+  const m = new RegExp(`^${TIME_PATTERN}$`).test(value.trim()) ? value.trim().replace('T', ' ') : null;
+  return m ? parseUtcText(m) : NaN;
+}
+export const toTimeInput = (ms) => fmtTime(ms, true);
 
 /** "3h 12m" until `ms`. */
 export function fmtDuration(ms) {

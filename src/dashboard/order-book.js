@@ -9,7 +9,7 @@
  */
 import { api, errorBox } from './api.js';
 import { cssVar, debounce, fill, h } from './dom.js';
-import { fmtPrice, fmtSize, fmtTime, parseLocalInputAsUtc, toLocalInputValue } from './format.js';
+import { fmtPrice, fmtSize, fmtTime, parseTimeInput, TIME_PATTERN, toTimeInput } from './format.js';
 
 const DRAG_SETTLE_MS = 300;
 const LEVEL_CHOICES = [10, 20, 50, 100];
@@ -25,7 +25,7 @@ export function orderBook({ assetId, lo, hi }) {
     type: 'range', min: lo, max: hi, step: 1, value: hi,
     'aria-label': 'Order book time (UTC)', 'data-testid': 'book-time',
   });
-  const picker = h('input', { type: 'datetime-local', step: 1, min: toLocalInputValue(lo), max: toLocalInputValue(hi), value: toLocalInputValue(hi), 'data-testid': 'book-time-input' });
+  const picker = h('input', { type: 'text', pattern: TIME_PATTERN, value: toTimeInput(hi), spellcheck: 'false', class: 'time-input', 'data-testid': 'book-time-input' });
   const depthSelect = h('select', { 'aria-label': 'Levels per side' }, LEVEL_CHOICES.map((n) => h('option', { value: n, selected: n === levels }, `${n} levels`)));
   const summary = h('dl', { class: 'book-summary', 'data-testid': 'book-summary' });
   const ladder = h('div', { class: 'ladder-wrap' });
@@ -66,7 +66,8 @@ export function orderBook({ assetId, lo, hi }) {
   function setTime(ms, { settle = false } = {}) {
     time = Math.min(hi, Math.max(lo, Math.round(ms)));
     slider.value = String(time);
-    picker.value = toLocalInputValue(time);
+    picker.value = toTimeInput(time);
+    picker.removeAttribute('aria-invalid');
     for (const fn of listeners) fn(time);
     if (settle) fetchSettled();
     else fetchBook();
@@ -92,8 +93,9 @@ export function orderBook({ assetId, lo, hi }) {
 
   slider.addEventListener('input', () => setTime(Number(slider.value), { settle: true }));
   picker.addEventListener('change', () => {
-    const ms = parseLocalInputAsUtc(picker.value);
+    const ms = parseTimeInput(picker.value);
     if (Number.isFinite(ms)) setTime(ms);
+    else picker.setAttribute('aria-invalid', 'true');
   });
   depthSelect.addEventListener('change', () => {
     levels = Number(depthSelect.value);
