@@ -26,13 +26,13 @@ async function main() {
   if (payments.name === 'sandbox') log.warn('billing runs in sandbox mode: invoices are paid with a local Pay button, no money moves (set NOWPAYMENTS_API_KEY for real payments)');
 
   const deps = { config, engine, accounts, clock: systemClock, payments };
-  await loadDemoDataIfEmpty(deps);
-
   const app = createApp(deps);
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     const url = `http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${info.port}`;
     log.info('listening', { url, openapi: `${url}/v1/openapi.json` });
     process.stdout.write(`\n  tickhouse is serving on ${url}  (dashboard: ${url}/, API contract: ${url}/v1/openapi.json)\n\n`);
+    // Serve at once; a first start fills the empty store meanwhile (a few seconds of partial data).
+    loadDemoDataIfEmpty(deps).catch((err) => log.error('demo data failed to load', { error: String(err) }));
   });
 
   let stopping = false;
