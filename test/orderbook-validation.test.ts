@@ -190,6 +190,13 @@ describe('order book endpoints: errors, defaults and the history window', () => 
     const snapshots = await ob.get(`/v1/orderbook/range?asset_id=${OLD}&since=${OLD_T}&until=${NOW}`);
     expect(snapshots.body.meta).toEqual({ count: 1 });
     expect(snapshots.body.data[0].bids).toEqual([{ price: 0.45, size: 5 }, { price: 0.4, size: 10 }]);
+    // Sampling: the points before the first book are skipped, then the first point on or after it.
+    const sampled = await ob.get(`/v1/orderbook/range?asset_id=${OLD}&since=${OLD_T - 3000}&until=${NOW}&interval=1000&limit=2`);
+    expect(sampled.body.data.map((b: { timestamp: number }) => b.timestamp)).toEqual([OLD_T, OLD_T + 10]);
+    const huge = await ob.get(`/v1/orderbook/range?asset_id=${OLD}&since=${OLD_T}&until=8640000000000000&interval=8640000000000000`);
+    expect(huge.body.meta).toEqual({ count: 1 });
+    const none = await ob.get(`/v1/orderbook/range?asset_id=${OLD}&since=${OLD_T - 5000}&until=${OLD_T - 1}&interval=1000`);
+    expect(none.body).toEqual({ success: true, data: [], meta: { count: 0 } });
   });
 
   it('refuses explicit times before the window with 403 and clamps the implicit latest', async () => {
