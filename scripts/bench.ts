@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { openAccountStore } from '../src/accounts/index.js';
+import { generateApiKey, hashApiKey } from '../src/auth/keys.js';
+import { EmbeddedEngine } from '../src/clickhouse/embedded.js';
+import { benchPaths, ensureDataset } from './bench/dataset.js';
+import { benchTicks } from './bench/ticks.js';
+import type { BenchContext, BenchFn, BenchRow } from './bench/types.js';
+
+/**
+ * `npm run bench`: builds (once) the dataset under .bench-data/, opens the raw engine on one copy,
+ * starts the service on another, runs every bench module, and prints one table: workload, service
+ * figure, raw engine figure, ratio. Numbers are for this machine, in this run.
+ */
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)), '.bench-data');
+/** Modules other issues contribute; each exports one or more `bench*` functions (BenchFn). */
+const CONTRIBUTED = ['orderbook', 'auth', 'recorder'];
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+async function main() {
+  const dataset = await ensureDataset(ROOT, say);
+  say(`dataset: ${dataset.ticks.toLocaleString('en-US')} ticks, ${dataset.snapshots.toLocaleString('en-US')} snapshots, ${dataset.assets.length} assets (largest ${dataset.largest.ticks.toLocaleString('en-US')})`);
+  const paths = benchPaths(ROOT);
+  const apiKey = await unlimitedKey(paths.service);
+  const engine = EmbeddedEngine.open(paths.raw, 4);
+  const service = await startService(paths.service);
+  const rows: BenchRow[] = [];
+  try {
+    const ctx: BenchContext = {
+      dataset,
+      engine,
+      service: { url: service.url, apiKey, pid: service.child.pid! },
+      serviceRss: () => rssOf(service.child.pid!),
+    };
+    const benches: [string, BenchFn][] = [['ticks', benchTicks]];
+    for (const name of CONTRIBUTED) {
+      const file = fileURLToPath(new URL(`./bench/${name}.ts`, import.meta.url));
+      if (!existsSync(file)) continue;
+      const mod = (await import(file)) as Record<string, unknown>;
+      for (const [fn, value] of Object.entries(mod)) if (fn.startsWith('bench') && typeof value === 'function') benches.push([`${name}.${fn}`, value as BenchFn]);
+    }
+    for (const [name, fn] of benches) {
+      say(`running ${name}…`);
+      try {
+        rows.push(...(await fn(ctx)));
+      } catch (err) {
+        rows.push({ workload: name, service: 'failed', engine: '', ratio: String((err as Error).message ?? err).slice(0, 120) });
+      }
+    }
+  } finally {
+    service.child.kill('SIGTERM');
+    await engine.close();
+  }
+  process.stdout.write(table(rows));
+  process.exit(0);
+}
+
+/** A fresh unlimited account in the service's embedded account store (opened and closed before the service starts). */
+async function unlimitedKey(dataDir: string): Promise<string> {
+  const store = await openAccountStore({ dataDir, REDIS_URL: undefined });
+  const key = generateApiKey('th_');
+  const now = Date.now();
+  await store.createAccount({ email: null, keyHash: hashApiKey(key), plan: 'unlimited', plan_expires_at: now + 30 * 86_400_000, now });
+  await store.close();
+  return key;
+}
+
+async function startService(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../src/main.ts', import.meta.url))], {
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', DEMO_DATA: '0', LOG_LEVEL: 'warn', API_KEY_PREFIX: 'th_', REDIS_URL: '', CLICKHOUSE_URL: '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    child.once('exit', (code) => reject(new Error(`service exited with ${code}`)));
+    lines.on('line', (line) => {
+      const m = /serving on (http:\/\/[^\s]+)/.exec(line);
+      if (m) resolveUrl(m[1].replace('localhost', '127.0.0.1'));
+    });
+  });
+  return { child, url };
+}
+
+function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+function table(rows: BenchRow[]): string {
+  const head: BenchRow = { workload: 'workload', service: 'service', engine: 'raw engine (same run)', ratio: 'ratio' };
+  const all = [head, ...rows];
+  const cols = ['workload', 'service', 'engine', 'ratio'] as const;
+  const width = Object.fromEntries(cols.map((c) => [c, Math.max(...all.map((r) => r[c].length))])) as Record<(typeof cols)[number], number>;
+  const line = (r: BenchRow) => `| ${cols.map((c) => r[c].padEnd(width[c])).join(' | ')} |`;
+  const rule = `|${cols.map((c) => '-'.repeat(width[c] + 2)).join('|')}|`;
+  return [line(head), rule, ...rows.map(line)].join('\n') + '\n';
+}
+
+main().catch((err) => {
+  say(String((err as Error).stack ?? err));
+  process.exit(1);
+});

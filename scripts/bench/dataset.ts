@@ -1,0 +1,191 @@
+import { cpSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { EmbeddedEngine } from '../../src/clickhouse/embedded.js';
+import type { Engine } from '../../src/clickhouse/engine.js';
+import { runMigrations } from '../../src/clickhouse/migrations.js';
+
+/**
+ * The benchmark dataset, generated inside the engine with INSERT … SELECT (seconds, not minutes),
+ * built once and cached under `.bench-data/`. The materialized views fill candles_1m, asset_stats
+ * and activity_1m exactly as live ingest would.
+ *
+ * Shape: 8 assets (4 markets × YES/NO), 21 M ticks; the largest asset has 6 M ticks over 1,100 days
+ * (so 1,000 daily candles exist), the others 2.14 M each over the last 60 days. Timestamps come in
+ * runs of 4 equal values (arrival order by seq); 1 tick in 50 is a last_trade_price; an exchange
+ * `book` per asset per hour (tick + snapshot), and a checkpoint snapshot every 200 ticks, 20–40
+ * levels per side around the tick's best bid/ask.
+ */
+export const DATASET_VERSION = 2;
+export const DATASET_END = Date.UTC(2026, 8, 1);
+const DAY = 86_400_000;
+
+export interface BenchAsset {
+  asset_id: string;
+  market: string;
+  outcome: 'Yes' | 'No';
+  ticks: number;
+  start: number;
+  end: number;
+}
+
+export interface DatasetInfo {
+  version: number;
+  assets: BenchAsset[];
+  /** The asset with the most ticks (exports, candles, order books). */
+  largest: BenchAsset;
+  ticks: number;
+  snapshots: number;
+  buildSeconds: number;
+}
+
+function plan(): BenchAsset[] {
+  const assets: BenchAsset[] = [];
+  for (let m = 0; m < 4; m++) {
+    for (const [o, outcome] of (['Yes', 'No'] as const).entries()) {
+      const largest = m === 0 && o === 0;
+      assets.push({
+        asset_id: `${71_000_000_000_000 + m * 10 + o}${'7'.repeat(60)}`,
+        market: `0x${(m + 1).toString(16).padStart(64, 'b')}`,
+        outcome,
+        ticks: largest ? 6_000_000 : 2_142_858,
+        start: DATASET_END - (largest ? 1_100 : 60) * DAY,
+        end: DATASET_END,
+      });
+    }
+  }
+  return assets;
+}
+
+/** `raw` (opened by the bench process) and `service` (by the service process) are identical copies: one chDB directory per process. */
+export function benchPaths(root: string) {
+  return { root, build: join(root, 'build'), raw: join(root, 'raw'), service: join(root, 'service'), info: join(root, 'dataset.json') };
+}
+
+export function cachedDataset(root: string): DatasetInfo | null {
+  const paths = benchPaths(root);
+  if (!existsSync(paths.info) || !existsSync(paths.raw) || !existsSync(paths.service)) return null;
+  const info = JSON.parse(readFileSync(paths.info, 'utf8')) as DatasetInfo;
+  return info.version === DATASET_VERSION ? info : null;
+}
+
+/** Generates the dataset into `engine` (freshly migrated, empty). */
+export async function generateDataset(engine: Engine, log: (line: string) => void): Promise<DatasetInfo> {
+  const started = performance.now();
+  const assets = plan();
+  // Bulk generation: no retried blocks to drop, and blocks of equal content across assets are not
+  // duplicates.
+  const settings = 'SETTINGS insert_deduplicate = 0, max_insert_threads = 2';
+  for (const a of assets) {
+    const params = { asset_id: a.asset_id, market: a.market, side: a.outcome.toUpperCase(), n: a.ticks, start: a.start, span: a.end - a.start };
+    // Ticks: runs of 4 equal timestamps; best bid drifts slowly, spread 1–3 cents.
+    await engine.command(
+      `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, market)
+SELECT {asset_id:String}, fromUnixTimestamp64Milli(toInt64({start:Int64} + intDiv(intDiv(number, 4) * 4 * {span:Int64}, {n:UInt64})), 'UTC'),
+  number, if(number % 50 = 49, 'last_trade_price', 'price_change'), {side:String},
+  bid, bid + 0.01 * (1 + number % 3),
+  if(number % 2 = 0, bid - 0.01 * (number % 7), bid + 0.01 * (1 + number % 5)),
+  if(number % 9 = 0, 0, round(10 + (cityHash64(number) % 50000) / 100, 2)), {market:String}
+FROM (SELECT number, round(0.30 + 0.40 * (0.5 + 0.5 * sin(number / 7919.0)) + 0.01 * (cityHash64(number, 1) % 3), 2) AS bid
+      FROM numbers({n:UInt64}))
+${settings}`,
+      { params },
+    );
+    // One exchange book per hour: a tick and an exchange snapshot at the same (t, seq).
+    const hourly = `SELECT fromUnixTimestamp64Milli(toInt64(intDiv({start:Int64}, 3600000) * 3600000 + (number + 1) * 3600000), 'UTC') AS t,
+  toUInt64(1000000000000 + number) AS seq, round(0.30 + 0.40 * (0.5 + 0.5 * sin(number / 97.0)), 2) AS bid, 20 + number % 21 AS depth
+FROM numbers(intDiv({span:Int64}, 3600000))`;
+    await engine.command(
+      `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, market)
+SELECT {asset_id:String}, t, seq, 'book', {side:String}, bid, bid + 0.01, 0, 0, {market:String} FROM (${hourly}) ${settings}`,
+      { params },
+    );
+    await engine.command(
+      `INSERT INTO book_snapshots (asset_id, t, seq, is_checkpoint, market, bids, asks)
+SELECT {asset_id:String}, t, seq, 0, {market:String},
+  arrayMap(i -> (round(bid - 0.01 * i, 2), round(50 + (cityHash64(seq, i) % 100000) / 100, 2)), range(least(depth, toUInt32(bid * 100)))),
+  arrayMap(i -> (round(bid + 0.01 * (i + 1), 2), round(50 + (cityHash64(seq, i, 1) % 100000) / 100, 2)), range(least(depth, toUInt32((0.99 - bid) * 100))))
+FROM (${hourly}) ${settings}`,
+      { params },
+    );
+    // A checkpoint every 200 ticks (on a price_change: seq % 50 = 49 are the trades), at that tick's
+    // (t, seq), levels around its bid/ask.
+    await engine.command(
+      `INSERT INTO book_snapshots (asset_id, t, seq, is_checkpoint, market, bids, asks)
+SELECT asset_id, t, seq, 1, market,
+  arrayMap(i -> (round(best_bid - 0.01 * i, 2), round(50 + (cityHash64(seq, i) % 100000) / 100, 2)), range(least(20 + seq % 21, toUInt32(best_bid * 100)))),
+  arrayMap(i -> (round(best_ask + 0.01 * i, 2), round(50 + (cityHash64(seq, i, 1) % 100000) / 100, 2)), range(least(20 + seq % 21, toUInt32((1 - best_ask) * 100))))
+FROM ticks
+WHERE asset_id = {asset_id:String} AND event = 'price_change' AND seq < 1000000000000 AND seq % 200 = 0
+${settings}`,
+      { params },
+    );
+    await engine.command(
+      `INSERT INTO markets (asset_id, market, outcome, question, slug, updated_at)
+VALUES ({asset_id:String}, {market:String}, {outcome:String}, {question:String}, {slug:String}, now64(3))`,
+      { params: { ...params, outcome: a.outcome, question: `Bench market ${a.market.slice(-4)}?`, slug: `bench-${a.market.slice(-4)}` } },
+    );
+    log(`  ${a.asset_id.slice(0, 16)}…: ${a.ticks.toLocaleString('en-US')} ticks`);
+  }
+  await engine.command('OPTIMIZE TABLE asset_stats FINAL');
+  const [counts] = await engine.rows<{ ticks: string; snapshots: string }>(
+    'SELECT (SELECT count() FROM ticks) AS ticks, (SELECT count() FROM book_snapshots) AS snapshots',
+  );
+  const withCounts = await Promise.all(
+    assets.map(async (a) => {
+      const [r] = await engine.rows<{ n: string }>('SELECT count() AS n FROM ticks WHERE asset_id = {a:String}', { params: { a: a.asset_id } });
+      return { ...a, ticks: Number(r.n) };
+    }),
+  );
+  const largest = withCounts.reduce((x, y) => (y.ticks > x.ticks ? y : x));
+  return {
+    version: DATASET_VERSION,
+    assets: withCounts,
+    largest,
+    ticks: Number(counts.ticks),
+    snapshots: Number(counts.snapshots),
+    buildSeconds: Math.round((performance.now() - started) / 100) / 10,
+  };
+}
+
+/**
+ * Builds the dataset in a child process (a process may open one chDB directory, and the bench process
+ * opens the raw copy afterwards), then moves it to the raw-engine copy and copies that for the
+ * service.
+ */
+export async function ensureDataset(root: string, log: (line: string) => void): Promise<DatasetInfo> {
+  const cached = cachedDataset(root);
+  if (cached) return cached;
+  const paths = benchPaths(root);
+  for (const dir of [paths.build, paths.raw, paths.service]) rmSync(dir, { recursive: true, force: true });
+  log(`building the benchmark dataset in ${paths.build} (once; cached afterwards)`);
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, paths.build], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  let info: DatasetInfo | undefined;
+  child.stdout!.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    const lines = out.split('\n');
+    out = lines.pop()!;
+    for (const line of lines) {
+      if (line.startsWith('{')) info = JSON.parse(line) as DatasetInfo;
+      else if (line) log(line);
+    }
+  });
+  const code = await new Promise<number | null>((r) => child.on('exit', r));
+  if (code !== 0 || !info) throw new Error(`dataset build failed (exit ${code})`);
+  renameSync(paths.build, paths.raw);
+  cpSync(paths.raw, paths.service, { recursive: true });
+  writeFileSync(paths.info, JSON.stringify(info, null, 2));
+  return info;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const dir = process.argv[2];
+  const engine = EmbeddedEngine.open(dir, 2);
+  await runMigrations(engine);
+  const info = await generateDataset(engine, (line) => process.stdout.write(`${line}\n`));
+  await engine.close();
+  process.stdout.write(`${JSON.stringify(info)}\n`);
+  process.exit(0);
+}
