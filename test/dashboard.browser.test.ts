@@ -67,12 +67,13 @@ function scenario(now: number): Scenario {
     const t = start + i * step;
     // A walk between 0.31 and 0.45 for the moving top bid; the moving ask stays 0.02 above it.
     const next = Math.round((0.31 + ((i * 7) % 15) / 100) * 100) / 100;
-    const entry = (side: string, price: number, size: number, bestBid: number, bestAsk: number) => ({
-      asset_id: YES, price: price.toFixed(2), size: String(size), side, hash: `p${i}${side}${price}`, best_bid: bestBid.toFixed(2), best_ask: bestAsk.toFixed(2),
+    // Like the exchange, every entry of a frame carries the top of the book after the whole frame.
+    const entry = (side: string, price: number, size: number) => ({
+      asset_id: YES, price: price.toFixed(2), size: String(size), side, hash: `p${i}${side}${price}`, best_bid: next.toFixed(2), best_ask: (next + 0.02).toFixed(2),
     });
     const entries = [];
-    if (bid !== 0.3) entries.push(entry('BUY', bid, 0, 0.3, 0.5), entry('SELL', bid + 0.02, 0, 0.3, 0.5));
-    entries.push(entry('BUY', next, 100 + i, next, 0.5), entry('SELL', next + 0.02, 50 + i, next, next + 0.02));
+    if (bid !== 0.3) entries.push(entry('BUY', bid, 0), entry('SELL', bid + 0.02, 0));
+    entries.push(entry('BUY', next, 100 + i), entry('SELL', next + 0.02, 50 + i));
     lines.push(JSON.stringify({ event_type: 'price_change', market: MARKET, timestamp: String(t), price_changes: entries }));
     changes.push({ t, bid: next });
     bid = next;

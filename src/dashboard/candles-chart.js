@@ -5,13 +5,14 @@
  */
 import { api, errorBox } from './api.js';
 import { cssVar, fill, h } from './dom.js';
-import { fmtPrice } from './format.js';
 
 export const RESOLUTIONS = { '1m': 60_000, '5m': 300_000, '15m': 900_000, '1h': 3_600_000, '4h': 14_400_000, '1d': 86_400_000 };
 /** Candles per request: the API maximum, so a screenful and some panning cost one counted request. */
 const PAGE = 1000;
 /** Load older candles once fewer than this many bars remain hidden on the left. */
 const PREFETCH_BARS = 20;
+/** Bars on screen at first: readable candles, and the left edge far enough that no second request fires. */
+const INITIAL_BARS = 150;
 
 export function candlesChart({ assetId, windowStart, onPick }) {
   const LC = window.LightweightCharts;
@@ -33,7 +34,7 @@ export function candlesChart({ assetId, windowStart, onPick }) {
 
   const chart = LC.createChart(canvasHost, {
     autoSize: true,
-    localization: { priceFormatter: fmtPrice },
+    localization: { priceFormatter: (p) => p.toFixed(3) },
     timeScale: { timeVisible: true, secondsVisible: false, rightOffset: 3 },
     crosshair: { mode: LC.CrosshairMode.Normal },
   });
@@ -76,7 +77,9 @@ export function candlesChart({ assetId, windowStart, onPick }) {
       state.bars = data.map(toBar);
       state.exhausted = data.length < PAGE;
       draw();
-      chart.timeScale().fitContent();
+      const n = state.bars.length;
+      if (n > INITIAL_BARS) chart.timeScale().setVisibleLogicalRange({ from: n - INITIAL_BARS, to: n + 2 });
+      else chart.timeScale().fitContent();
       fill(status, data.length ? null : h('span', { class: 'muted', 'data-testid': 'no-candles' }, 'No price changes in your plan’s window for this resolution.'));
     } catch (err) {
       if (generation === state.generation) fill(status, errorBox(err));
@@ -101,9 +104,12 @@ export function candlesChart({ assetId, windowStart, onPick }) {
       const older = data.map(toBar).filter((b) => b.time < first.time);
       state.exhausted = older.length === 0 || data.length < PAGE;
       if (older.length) {
-        // setData keeps the view anchored to the right edge, so the candles on screen stay put.
+        // Logical indices count from the first bar: shift the view by what was prepended so the
+        // candles on screen stay where they are.
+        const view = chart.timeScale().getVisibleLogicalRange();
         state.bars = older.concat(state.bars);
         draw();
+        if (view) chart.timeScale().setVisibleLogicalRange({ from: view.from + older.length, to: view.to + older.length });
       }
     } catch (err) {
       if (generation === state.generation) {

@@ -12,6 +12,8 @@ import { cssVar, debounce, fill, h } from './dom.js';
 import { fmtPrice, fmtSize, fmtTime, parseTimeInput, TIME_PATTERN, toTimeInput } from './format.js';
 
 const DRAG_SETTLE_MS = 300;
+/** Arrow keys move the slider by 1/200 of its span, Page keys by 1/20 (its step is 1 ms). */
+const KEY_STEPS = { ArrowLeft: -1 / 200, ArrowDown: -1 / 200, ArrowRight: 1 / 200, ArrowUp: 1 / 200, PageDown: -1 / 20, PageUp: 1 / 20 };
 const LEVEL_CHOICES = [10, 20, 50, 100];
 
 export function orderBook({ assetId, lo, hi }) {
@@ -92,6 +94,11 @@ export function orderBook({ assetId, lo, hi }) {
   }
 
   slider.addEventListener('input', () => setTime(Number(slider.value), { settle: true }));
+  slider.addEventListener('keydown', (e) => {
+    if (!(e.key in KEY_STEPS)) return;
+    e.preventDefault();
+    setTime(time + Math.max(1, Math.round((hi - lo) * Math.abs(KEY_STEPS[e.key]))) * Math.sign(KEY_STEPS[e.key]), { settle: true });
+  });
   picker.addEventListener('change', () => {
     const ms = parseTimeInput(picker.value);
     if (Number.isFinite(ms)) setTime(ms);
