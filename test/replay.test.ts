@@ -165,4 +165,24 @@ describe('replayLines', () => {
     expect(second.writer.batches.ticks).toBe(12);
     expect(await counts()).toEqual(after);
   });
+
+  it('writes batches larger than one 4 MiB buffer chunk, with non-ASCII labels intact', async () => {
+    const t0 = Date.UTC(2025, 1, 1);
+    const lines = [
+      JSON.stringify({ event_type: 'new_market', market: '0xutf', question: '¿Llueve mañana? 雨', slug: 'lluvia', assets_ids: ['utf-si', 'utf-no'], outcomes: ['Sí', 'Nö'], timestamp: String(t0) }),
+      ...Array.from({ length: 40_000 }, (_, i) =>
+        JSON.stringify({ event_type: 'last_trade_price', asset_id: i % 2 ? 'utf-no' : 'utf-si', market: '0xutf', price: '0.5', size: String(i + 1), side: 'BUY', timestamp: String(t0 + i) }),
+      ),
+    ];
+    const summary = await replayLines(engine, lines, { sourceId: 'utf-test' });
+    expect(summary.writer.batches.ticks).toBe(1);
+    const rows = await engine.rows(`SELECT side, count() AS n, sum(size) AS volume FROM ticks WHERE market = '0xutf' GROUP BY side ORDER BY side`);
+    expect(rows.map((r) => [r.side, Number(r.n), Number(r.volume)])).toEqual([
+      // ~165 bytes a row: 6.6 MB in one batch
+      ['NÖ', 20_000, 400_020_000],
+      ['SÍ', 20_000, 400_000_000],
+    ]);
+    const [market] = await engine.rows(`SELECT question, outcome FROM markets WHERE asset_id = 'utf-si'`);
+    expect(market).toEqual({ question: '¿Llueve mañana? 雨', outcome: 'Sí' });
+  });
 });

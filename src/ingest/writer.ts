@@ -53,7 +53,8 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
  */
 class LineBuffer {
   private chunks: Buffer[] = [];
-  private chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  // Allocated on the first line: a writer used for a handful of rows (the recorder's) should not cost 4 MiB.
+  private chunk = Buffer.alloc(0);
   private offset = 0;
   rows = 0;
   bytes = 0;
@@ -62,7 +63,7 @@ class LineBuffer {
     // UTF-8 takes at most 3 bytes per UTF-16 code unit; +1 for the newline.
     const worst = line.length * 3 + 1;
     if (this.offset + worst > this.chunk.length) {
-      this.chunks.push(this.chunk.subarray(0, this.offset));
+      if (this.offset > 0) this.chunks.push(this.chunk.subarray(0, this.offset));
       this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, worst));
       this.offset = 0;
     }
@@ -76,9 +77,9 @@ class LineBuffer {
   /** The lines so far as one body; the buffer starts over empty. */
   take(): Buffer {
     this.chunks.push(this.chunk.subarray(0, this.offset));
-    const body = Buffer.concat(this.chunks);
+    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
     this.chunks = [];
-    this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    this.chunk = Buffer.alloc(0);
     this.offset = 0;
     this.rows = 0;
     this.bytes = 0;
