@@ -4,7 +4,7 @@
  */
 import { api, errorBox } from './api.js';
 import { field, fill, h } from './dom.js';
-import { fmtPrice, fmtSize, fmtTime } from './format.js';
+import { fmtPrice, fmtSize, fmtTime, fmtUsd } from './format.js';
 
 export function executionCalculator({ assetId, book }) {
   const side = h('select', { name: 'side', 'data-testid': 'exec-side' }, h('option', { value: 'BUY' }, 'Buy (eat asks)'), h('option', { value: 'SELL' }, 'Sell (eat bids)'));
@@ -44,7 +44,7 @@ function outcome(d) {
       h('dt', {}, 'Average price'), h('dd', { 'data-testid': 'exec-average' }, dash(d.average_price, fmtPrice)),
       h('dt', {}, 'Best price'), h('dd', {}, dash(d.best_price, fmtPrice)),
       h('dt', {}, 'Slippage'), h('dd', {}, dash(d.slippage, fmtPrice), d.slippage_bps === null ? '' : ` (${d.slippage_bps} bps)`),
-      h('dt', {}, 'Cost'), h('dd', {}, d.average_price === null ? '—' : `$${fmtSize(d.average_price * d.filled_amount)}`)),
+      h('dt', {}, 'Cost'), h('dd', {}, d.average_price === null ? '—' : fmtUsd(d.average_price * d.filled_amount))),
     d.fills.length
       ? h('table', { class: 'fills' },
         h('thead', {}, h('tr', {}, h('th', { class: 'num' }, 'Price'), h('th', { class: 'num' }, 'Size'))),
