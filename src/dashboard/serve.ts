@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import type { Hono } from 'hono';
+import type { Env, Hono } from 'hono';
 import { PLANS } from '../plans.js';
 
 /**
@@ -124,7 +124,7 @@ async function respond(spec: AssetSpec, req: { header(name: string): string | un
 }
 
 /** Mounts `GET /` (the page) and `GET /assets/<name>` (its files). HEAD is answered by Hono from GET. */
-export function registerDashboard<A extends Hono<any>>(app: A): A {
+export function registerDashboard<E extends Env>(app: Hono<E>): Hono<E> {
   app.get('/', async (c) => (await respond(INDEX, c.req, PAGE_HEADERS)) ?? c.notFound());
   app.get('/assets/:name', async (c) => {
     const name = c.req.param('name');
