@@ -538,12 +538,15 @@ function decodeParam(text: string, type: string | undefined): unknown {
   return unescapeText(text);
 }
 
-const ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', 0: '\0', a: '\x07', v: '\v', e: '\x1b' };
+const ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', 0: '\0' };
+// Like ClickHouse's parser, an unknown escape keeps its backslash ('100\%' stays as written) except before these.
+const DROPS_BACKSLASH = new Set(['\\', "'", '"', '`', '/', '=']);
 
 function unescapeText(text: string): string {
-  return text.replace(/\\(x[0-9A-Fa-f]{2}|[\s\S])/g, (_, c: string) =>
-    c.length === 3 ? String.fromCharCode(parseInt(c.slice(1), 16)) : (ESCAPES[c] ?? c),
-  );
+  return text.replace(/\\(x[0-9A-Fa-f]{2}|[\s\S])/g, (escape, c: string) => {
+    if (c.length === 3) return String.fromCharCode(parseInt(c.slice(1), 16));
+    return ESCAPES[c] ?? (DROPS_BACKSLASH.has(c) ? c : escape);
+  });
 }
 
 /** Reads a ClickHouse literal ([..], (..), {k:v}, '..', numbers, NULL, true/false) into JS values. */
