@@ -151,10 +151,9 @@ describe('replayLines', () => {
     expect(first.writer.rows.ticks).toBe(3000);
     expect(first.writer.batches.ticks).toBe(12);
     expect(progress.map((p) => p.lines)).toEqual([1024, 2048]);
-    // Each asset changes every 5 s from its book at t0 (asset a at a, a+5, … ≤ a+2990 s): a checkpoint at the
-    // first change ≥ 60 s after the previous snapshot, i.e. at a+60, a+120, … a+2940 → 49 per asset; 12 changes
-    // apart, the 200-change bound never comes first.
-    expect(first.normalizer.checkpoints).toBe(5 * 49);
+    // Each asset gets 599 changes within 50 minutes of its book: the hourly bound never comes first, the
+    // 200-change bound does at its 200th and 400th change → 2 checkpoints per asset.
+    expect(first.normalizer.checkpoints).toBe(5 * 2);
     const after = await counts();
     expect(after.ticks - before.ticks).toBe(3000);
     expect(after.book_snapshots - before.book_snapshots).toBe(5 + first.normalizer.checkpoints);

@@ -64,9 +64,10 @@ export class EmbeddedEngine implements Engine {
     await this.withSession((s) => s.queryAsync(withParams(sql, options.params), { format: 'TSV', signal: options.signal }));
   }
 
-  async insertJsonEachRow(table: string, body: string, settings?: Settings): Promise<void> {
-    if (!body) return;
-    await this.withSession((s) => s.insert({ table, values: Buffer.from(body), format: 'JSONEachRow', settings }));
+  async insertJsonEachRow(table: string, body: string | Buffer, settings?: Settings): Promise<void> {
+    if (!body.length) return;
+    const values = typeof body === 'string' ? Buffer.from(body) : body;
+    await this.withSession((s) => s.insert({ table, values, format: 'JSONEachRow', settings }));
   }
 
   stream(sql: string, format: string, options: QueryOptions = {}): Readable {

@@ -24,7 +24,7 @@ export interface Engine {
   /** Runs a statement that returns nothing useful (DDL, INSERT … SELECT, ALTER). */
   command(sql: string, options?: QueryOptions): Promise<void>;
   /** Inserts already-serialized JSONEachRow text (one object per line) into `table`. */
-  insertJsonEachRow(table: string, body: string, settings?: Settings): Promise<void>;
+  insertJsonEachRow(table: string, body: string | Buffer, settings?: Settings): Promise<void>;
   /**
    * Streams the result of `sql` in ClickHouse output `format` as raw bytes. The stream respects
    * back-pressure; destroying it or aborting `signal` cancels the engine query. An engine error

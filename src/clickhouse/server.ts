@@ -42,8 +42,8 @@ export class ServerEngine implements Engine {
     await this.guard(() => this.client.command({ query: sql, query_params: options.params, abort_signal: options.signal }));
   }
 
-  async insertJsonEachRow(table: string, body: string, settings?: Settings): Promise<void> {
-    if (!body) return;
+  async insertJsonEachRow(table: string, body: string | Buffer, settings?: Settings): Promise<void> {
+    if (!body.length) return;
     await this.guard(() =>
       this.client.insert({ table, values: Readable.from([body]), format: 'JSONEachRow', clickhouse_settings: settings }),
     );

@@ -226,10 +226,10 @@ export class BatchWriter implements RowSink {
   }
 
   private async insert(batch: Batch): Promise<void> {
-    let body: string;
+    let body: string | Buffer;
     let rows: number;
     if (batch.body) {
-      body = batch.body.toString('utf8');
+      body = batch.body;
       rows = batch.rows;
     } else {
       const fresh = await this.unstoredMarkets(batch.markets);
