@@ -18,8 +18,11 @@ import { registerOhlcvRoutes } from './routes/ohlcv.js';
 import { registerOrderbookRoutes } from './routes/orderbook.js';
 import { registerTicksRoutes } from './routes/ticks.js';
 
-/** Paths whose every authenticated request counts toward the daily limit (API.md §2). */
-export const DATA_PATHS = ['/v1/orderbook', '/v1/orderbook/*', '/v1/ticks', '/v1/ticks/*', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price'];
+/**
+ * Paths whose every authenticated request counts toward the daily limit (API.md §2). A Hono
+ * pattern `/x/*` also matches `/x` itself, so listing both would run the middleware twice.
+ */
+export const DATA_PATHS = ['/v1/orderbook/*', '/v1/ticks/*', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price'];
 /** Authenticated but never counted. */
 const ACCOUNT_PATHS = ['/v1/me', '/v1/keys/*', '/v1/billing/status', '/v1/billing/subscribe'];
 
@@ -83,6 +86,10 @@ function renderError(err: Error, c: Context<AppEnv>) {
   else if (err instanceof HTTPException && err.status === 400) {
     // Hono's JSON body parser: a body that is not JSON.
     apiError = new ApiError('invalid_parameter', 'The request body must be a JSON object.', { param: 'body' });
+  } else if (c.req.raw.signal?.aborted) {
+    // The client went away (its engine query was cancelled with it): nobody reads this answer.
+    log.info('client closed request', { request_id: c.get('requestId'), path: c.req.path });
+    return c.body(null, 499 as 400);
   } else {
     const requestId = c.get('requestId');
     log.error('unhandled error', { request_id: requestId, error: err.stack ?? String(err) });

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAccountStore } from '../src/accounts/index.js';
 import { createApp } from '../src/app.js';
+import { generateApiKey, hashApiKey } from '../src/auth/keys.js';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import type { AppDeps } from '../src/deps.js';
@@ -98,6 +99,24 @@ describe('operations', () => {
         'GET /v1/execution-price',
       ]),
     );
+  });
+});
+
+describe('daily counter wiring', () => {
+  it('every data endpoint counts each request exactly once, /v1/me never', async () => {
+    const key = generateApiKey('th_');
+    const account = await deps.accounts.createAccount({ email: null, keyHash: hashApiKey(key), plan: 'free', plan_expires_at: null, now: deps.clock.now() });
+    const today = new Date(deps.clock.now()).toISOString().slice(0, 10);
+    const paths = ['/v1/orderbook', '/v1/orderbook/range', '/v1/ticks', '/v1/ticks/export', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price'];
+    for (const [i, path] of paths.entries()) {
+      // No asset_id: a 400, which counts like any outcome but a 429.
+      const res = await app.request(path, { headers: { Authorization: `Bearer ${key}` } });
+      expect([path, res.status]).toEqual([path, 400]);
+      expect([path, res.headers.get('x-ratelimit-remaining')]).toEqual([path, String(100 - (i + 1))]);
+      expect([path, await deps.accounts.getDaily(account.id, today)]).toEqual([path, i + 1]);
+    }
+    await app.request('/v1/me', { headers: { Authorization: `Bearer ${key}` } });
+    expect(await deps.accounts.getDaily(account.id, today)).toBe(paths.length);
   });
 });
 
