@@ -41,7 +41,7 @@ class Outage implements Engine {
     this.check();
     return this.inner.command(sql, options);
   }
-  async insertJsonEachRow(table: string, body: string, settings?: Settings) {
+  async insertJsonEachRow(table: string, body: string | Buffer, settings?: Settings) {
     this.check();
     return this.inner.insertJsonEachRow(table, body, settings);
   }

@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../src/clickhouse/engine.js';
+import { runMigrations } from '../src/clickhouse/migrations.js';
+import { ServerEngine } from '../src/clickhouse/server.js';
+import { replayLines } from '../src/ingest/replay.js';
+import { generateFrames } from './support/book-frames.js';
+import { startClickHouseHttpServer, type ClickHouseHttpServer } from './support/clickhouse-http-server.js';
+import { startGammaServer, type GammaServer } from './support/gamma-server.js';
+import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
+import { storedRows, truncateIngestTables, waitFor } from './support/recorder-harness.js';
+
+/**
+ * `npm run record` as a child process against local servers. The data lives behind a ClickHouse
+ * HTTP server in this process, so both processes reach it (chDB allows one process per directory).
+ */
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+let dataDir: string;
+let clickhouse: ClickHouseHttpServer;
+let engine: Engine;
+let gamma: GammaServer;
+let ws: PolymarketWsServer;
+let child: ChildProcess | null = null;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'tickhouse-sigterm-'));
+  clickhouse = await startClickHouseHttpServer({ dataDir });
+  engine = new ServerEngine({ url: clickhouse.url, username: 'default', password: '', database: 'default' });
+  await runMigrations(engine);
+  gamma = await startGammaServer([]);
+  ws = await startPolymarketWsServer({ pingTimeoutMs: 1000 });
+});
+
+afterAll(async () => {
+  child?.kill('SIGKILL');
+  await ws?.close();
+  await gamma?.close();
+  await engine?.close();
+  await clickhouse?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('npm run record', () => {
+  it('on SIGTERM stops reading, stores every buffered row, and exits 0', { timeout: 120_000 }, async () => {
+    const s = generateFrames(21, 800);
+    const [dump, ...frames] = s.lines;
+    (JSON.parse(dump) as Record<string, unknown>[]).forEach((b) => ws.setBook(b));
+    const assets = [...s.assets, s.tradeOnlyAsset];
+    // Batches only by size or a minute of age: every row is still buffered when SIGTERM comes.
+    child = spawn(process.execPath, ['--import', 'tsx', 'scripts/record.ts', '--assets', assets.join(','), '--batch-rows', '1000000', '--batch-age-ms', '60000', '--status-interval', '1'], {
+      cwd: ROOT,
+      env: { ...process.env, CLICKHOUSE_URL: clickhouse.url, POLYMARKET_WS_URL: ws.url, GAMMA_URL: gamma.url, RECORDER_PING_INTERVAL_MS: '200', LOG_LEVEL: 'info', DATA_DIR: join(dataDir, 'unused') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+
+    // A failure shows what the child printed.
+    const waitForChild = (condition: () => boolean, what: string) =>
+      waitFor(condition, what, 40_000).catch((err: Error) => {
+        throw new Error(`${err.message}\n--- child stdout:\n${stdout}\n--- child stderr:\n${stderr}`);
+      });
+    await waitForChild(() => ws.open()[0]?.assets.size === assets.length, 'the child to subscribe');
+    frames.forEach((f) => ws.publish(f));
+    const sent = ws.sent.filter((f) => f !== 'PONG');
+    // The status line reports what the child has received.
+    await waitForChild(() => new RegExp(`total ${sent.length} frames`).test(stdout), `the child to receive ${sent.length} frames`);
+    expect(stdout).toMatch(/record: \d+ frames\/s, \d+ rows\/s, sockets 1\/1, assets 5, buffer \d+ rows, last insert \d+ ms/);
+    const [before] = await engine.rows<{ n: string }>('SELECT count() AS n FROM ticks');
+    expect(Number(before.n)).toBe(0);
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr).not.toContain('tickhouse:');
+    expect(ws.connections[0].closedBy).toBe('client');
+    expect(stdout).toContain('"msg":"recorder flushing buffered rows"');
+
+    const recorded = await storedRows(engine);
+    expect(recorded.ticks.length).toBeGreaterThan(1000);
+    await truncateIngestTables(engine);
+    await replayLines(engine, ws.sent, { sourceId: 'sigterm-expected' });
+    expect(await storedRows(engine)).toEqual(recorded);
+  });
+});
