@@ -84,6 +84,16 @@ describe('--active discovery', () => {
     expect(Number(n)).toBe(2060);
   });
 
+  it('starts without Gamma and subscribes once Gamma answers', async () => {
+    gamma.setMarkets([market(1)]);
+    gamma.failWith(502);
+    recorder = await startRecorder(engine, recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: null }));
+    expect(recorder.status()).toMatchObject({ assets: 0, sockets: 0 });
+    gamma.failWith(null);
+    await waitFor(() => subscribedAssets().length === 2, 'the subscription after Gamma recovered', 5000);
+    expect(gamma.requests.length).toBeGreaterThanOrEqual(2);
+  });
+
   it('stops at --max-assets', async () => {
     gamma.setMarkets(Array.from({ length: 600 }, (_, i) => market(1000 + i)));
     recorder = await startRecorder(engine, recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: null, maxAssets: 3 }));

@@ -140,21 +140,22 @@ export async function startRecorder(engine: Engine, options: RecorderOptions, ho
     subscribePending();
   }
 
-  // With --active there is nothing to subscribe to until Gamma answers: retry until it does.
-  for (let attempt = 0; !stopped; attempt++) {
+  // The first discovery is awaited once. When Gamma fails the recorder starts anyway and keeps
+  // asking with backoff: a process embedding it (the API) must not hang on Gamma.
+  let discoveryRetry: NodeJS.Timeout | null = null;
+  async function firstDiscovery(attempt: number): Promise<void> {
     try {
       await discover();
-      break;
     } catch (err) {
-      if (options.assets !== null) {
-        log.warn('Gamma metadata unavailable: ticks are labelled UNKNOWN until a refresh succeeds', { error: (err as Error).message });
-        break;
-      }
-      const wait = Math.min(options.reconnectMaxMs, options.reconnectMinMs * 2 ** attempt);
-      log.warn('Gamma discovery failed; retrying', { error: (err as Error).message, retry_in_ms: wait });
-      await new Promise((r) => setTimeout(r, wait));
+      const wait = Math.min(60_000, 1000 * 2 ** attempt);
+      const msg = options.assets === null
+        ? 'Gamma discovery failed: nothing to subscribe to yet; retrying'
+        : 'Gamma metadata unavailable: ticks are labelled UNKNOWN until it answers; retrying';
+      log.warn(msg, { error: (err as Error).message, retry_in_ms: wait });
+      if (!stopped) discoveryRetry = setTimeout(() => void firstDiscovery(attempt + 1), wait);
     }
   }
+  await firstDiscovery(0);
   if (options.assets !== null) feed.subscribe(options.assets);
   log.info('recorder started', { assets: feed.stats().assets, sockets: feed.stats().sockets, mode: options.assets === null ? 'active' : 'assets', archive: options.archiveDir });
 
@@ -210,6 +211,7 @@ export async function startRecorder(engine: Engine, options: RecorderOptions, ho
       stopping ??= (async () => {
         stopped = true;
         if (refresh) clearInterval(refresh);
+        if (discoveryRetry) clearTimeout(discoveryRetry);
         if (statusTimer) clearInterval(statusTimer);
         await feed.close();
         if (sink.stats.pending > 0) log.info('recorder flushing buffered rows', { pending_rows: sink.stats.pending });
