@@ -9,6 +9,7 @@ import { runMigrations } from '../src/clickhouse/migrations.js';
 import { ServerEngine } from '../src/clickhouse/server.js';
 import { replayLines } from '../src/ingest/replay.js';
 import { generateFrames } from './support/book-frames.js';
+import { freePort } from './support/global-setup.js';
 import { startClickHouseHttpServer, type ClickHouseHttpServer } from './support/clickhouse-http-server.js';
 import { startGammaServer, type GammaServer } from './support/gamma-server.js';
 import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
@@ -51,8 +52,10 @@ describe('npm run record', () => {
     const [dump, ...frames] = s.lines;
     (JSON.parse(dump) as Record<string, unknown>[]).forEach((b) => ws.setBook(b));
     const assets = [...s.assets, s.tradeOnlyAsset];
+    const metricsPort = await freePort();
     // Batches only by size or a minute of age: every row is still buffered when SIGTERM comes.
-    child = spawn(process.execPath, ['--import', 'tsx', 'scripts/record.ts', '--assets', assets.join(','), '--batch-rows', '1000000', '--batch-age-ms', '60000', '--status-interval', '1'], {
+    const args = ['--assets', assets.join(','), '--batch-rows', '1000000', '--batch-age-ms', '60000', '--status-interval', '1', '--metrics-port', String(metricsPort)];
+    child = spawn(process.execPath, ['--import', 'tsx', 'scripts/record.ts', ...args], {
       cwd: ROOT,
       env: { ...process.env, CLICKHOUSE_URL: clickhouse.url, POLYMARKET_WS_URL: ws.url, GAMMA_URL: gamma.url, RECORDER_PING_INTERVAL_MS: '200', LOG_LEVEL: 'info', DATA_DIR: join(dataDir, 'unused') },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -74,6 +77,10 @@ describe('npm run record', () => {
     // The status line reports what the child has received.
     await waitForChild(() => new RegExp(`total ${sent.length} frames`).test(stdout), `the child to receive ${sent.length} frames`);
     expect(stdout).toMatch(/record: \d+ frames\/s, \d+ rows\/s, sockets 1\/1, assets 5, buffer \d+ rows, last insert \d+ ms/);
+    const scraped = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(scraped).toContain(`tickhouse_recorder_frames_total ${sent.length}`);
+    expect(scraped).toMatch(/^tickhouse_recorder_buffered_rows [1-9]\d*$/m);
+    expect(scraped).toContain('tickhouse_recorder_connected_sockets 1');
     const [before] = await engine.rows<{ n: string }>('SELECT count() AS n FROM ticks');
     expect(Number(before.n)).toBe(0);
 
