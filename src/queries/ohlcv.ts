@@ -43,25 +43,37 @@ export function floorToResolution(ms: number, resolution: Resolution): number {
 }
 
 /**
- * Candles from the 1-minute rollup only: coarser buckets merge the 1m states (argMin/argMax by
- * (t, seq) keep open/close exact), so no request reads raw ticks. toStartOfInterval counts from the
- * Unix epoch in UTC, so buckets are multiples of the resolution. A bucket starting inside [from, to]
- * covers whole 1m rows, and 1m rows before `from` can only belong to earlier buckets because `from`
- * is aligned.
+ * Candles from the rollups only, never raw ticks: 1m/5m/15m merge candles_1m, 1h/4h/1d merge
+ * candles_1h (argMin/argMax states by (t, seq) keep open/close exact). toStartOfInterval counts from
+ * the Unix epoch in UTC, so buckets are multiples of the resolution, and since `from` is aligned
+ * every bucket read is read whole.
+ *
+ * The scan is bounded first: a cheap in-order read of bucket keys (LIMIT 1 BY the coarse bucket,
+ * stopping after `limit` of them) finds the edge of the answer, so 1,000 candles never aggregate
+ * the asset's whole history.
  */
 export function candlesSql(resolution: Resolution, take: 'first' | 'last'): string {
   const interval = INTERVALS[resolution].sql;
-  const inner = `SELECT toStartOfInterval(bucket, ${interval}, 'UTC') AS b,
-  argMinMerge(open) AS o, max(high) AS h, min(low) AS l, argMaxMerge(close) AS c, sum(volume) AS v
-FROM candles_1m
-WHERE asset_id = {asset_id:String}
+  const table = INTERVALS[resolution].ms >= 3_600_000 ? 'candles_1h' : 'candles_1m';
+  const inRange = `asset_id = {asset_id:String}
   AND bucket >= toDateTime(intDiv({from:Int64}, 1000), 'UTC')
-  AND bucket < toDateTime(intDiv({to:Int64}, 1000), 'UTC') + ${interval}
-GROUP BY b
-ORDER BY b ${take === 'first' ? 'ASC' : 'DESC'}
-LIMIT {limit:UInt32}`;
+  AND bucket < toDateTime(intDiv({to:Int64}, 1000), 'UTC') + ${interval}`;
+  const edge = `SELECT ${take === 'first' ? 'max' : 'min'}(b) FROM (
+    SELECT toStartOfInterval(bucket, ${interval}, 'UTC') AS b FROM ${table}
+    WHERE ${inRange}
+    ORDER BY bucket ${take === 'first' ? 'ASC' : 'DESC'}
+    LIMIT 1 BY b
+    LIMIT {limit:UInt32})`;
+  const bounded = take === 'first' ? `bucket < (${edge}) + ${interval}` : `bucket >= (${edge})`;
   return `SELECT toUnixTimestamp(b) * 1000 AS timestamp, o AS open, h AS high, l AS low, c AS close, v AS volume
-FROM (${inner})
+FROM (
+  SELECT toStartOfInterval(bucket, ${interval}, 'UTC') AS b,
+    argMinMerge(open) AS o, max(high) AS h, min(low) AS l, argMaxMerge(close) AS c, sum(volume) AS v
+  FROM ${table}
+  WHERE ${inRange}
+    AND ${bounded}
+  GROUP BY b
+)
 ORDER BY timestamp ASC
 SETTINGS ${JSON_NUMBERS}`;
 }
