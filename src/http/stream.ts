@@ -55,6 +55,8 @@ export async function streamResponse(source: Readable, options: StreamBodyOption
   const framedStream = Readable.from(framed(), { objectMode: false, highWaterMark: 1 });
   let body: Readable = framedStream;
   if (encoding !== 'identity') {
+    // Z_SYNC_FLUSH per chunk: compressed bytes leave with each engine chunk instead of waiting for
+    // zlib's window to fill (time to first byte, steady flow).
     const compressor = encoding === 'gzip' ? createGzip({ level: GZIP_LEVEL, flush: zlibConstants.Z_SYNC_FLUSH }) : zstdFrames(zstdEncoder()!);
     body = pipeline(framedStream, compressor, () => {});
   }

@@ -34,27 +34,29 @@ const JSON_NUMBERS = 'output_format_json_quote_64bit_integers = 0';
 
 export async function listMarkets(engine: Engine, q: { search: string; limit: number; offset: number }, signal?: AbortSignal): Promise<{ entries: MarketEntry[]; total: number }> {
   const params = { search: q.search, limit: q.limit, offset: q.offset };
-  const [rows, counted] = await Promise.all([
-    engine.rows<MarketEntry & { question: string; slug: string }>(
-      `SELECT market, asset_id,
+  // The total rides on the page (a window over all matches); only a page past the end needs its own count.
+  const rows = await engine.rows<MarketEntry & { question: string; slug: string; total: number }>(
+    `SELECT market, asset_id,
   -- Ticks carry the outcome label upper-cased, and UNKNOWN while no metadata is known (INGEST.md §2).
   if(outcome != '', upperUTF8(outcome), 'UNKNOWN') AS side,
-  toString(first_seen) AS first_seen, toString(last_seen) AS last_seen, total_ticks, question, slug
+  toString(first_seen) AS first_seen, toString(last_seen) AS last_seen, total_ticks, question, slug,
+  count() OVER () AS total
 FROM (${LISTED})
 ORDER BY total_ticks DESC, asset_id ASC
 LIMIT {limit:UInt32} OFFSET {offset:UInt64}
 SETTINGS ${JSON_NUMBERS}`,
-      { params, signal },
-    ),
-    engine.rows<{ total: number }>(`SELECT count() AS total FROM (${LISTED}) SETTINGS ${JSON_NUMBERS}`, { params, signal }),
-  ]);
-  const entries = rows.map(({ question, slug, ...entry }) => ({
+    { params, signal },
+  );
+  const total = rows.length
+    ? Number(rows[0].total)
+    : Number((await engine.rows<{ total: number }>(`SELECT count() AS total FROM (${LISTED}) SETTINGS ${JSON_NUMBERS}`, { params, signal }))[0]?.total ?? 0);
+  const entries = rows.map(({ question, slug, total: _total, ...entry }) => ({
     ...entry,
     total_ticks: Number(entry.total_ticks),
     ...(question ? { question } : {}),
     ...(slug ? { slug } : {}),
   }));
-  return { entries, total: Number(counted[0]?.total ?? 0) };
+  return { entries, total };
 }
 
 export interface MarketStats {
