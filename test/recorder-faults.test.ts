@@ -149,7 +149,7 @@ describe('malformed frames', () => {
 
     expect(recorder.status()).toMatchObject({ malformed: 4, unknown: 1 });
     const { ticks } = await storedRows(engine);
-    expect(ticks.map((t) => [t.t, t.price, t.best_bid])).toEqual([
+    expect(ticks.map((t) => [Number(t.t), t.price, t.best_bid])).toEqual([
       [1_766_000_000_000, 0.4, 0.4],
       [1_766_000_000_004, 0.45, 0.45],
     ]);

@@ -34,6 +34,13 @@ export interface SinkStats {
   lastInsertMs: number;
 }
 
+/**
+ * The writer looks a batch's market rows up by asset id before inserting them, and a server engine
+ * sends those ids in the URL: 100 Polymarket token ids (~80 characters each) stay well inside the
+ * 16 KiB a typical HTTP front end accepts. A discovery of thousands of markets becomes many batches.
+ */
+const MARKETS_PER_BATCH = 100;
+
 interface Batch {
   no: number;
   ticks: TickRow[];
@@ -89,6 +96,7 @@ export class BufferedSink implements RowSink {
   market(row: MarketRow): void {
     this.current.markets.push(row);
     this.added();
+    if (this.current.markets.length >= MARKETS_PER_BATCH) this.seal();
   }
 
   /** Seals what is buffered and resolves once every row accepted so far is stored (however long that takes). */
