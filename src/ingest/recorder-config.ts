@@ -121,6 +121,10 @@ export function loadRecorderOptions(env: NodeJS.ProcessEnv = process.env, argv: 
   if (c.RECORDER_RECONNECT_MAX_MS < c.RECORDER_RECONNECT_MIN_MS || c.RECORDER_RETRY_MAX_MS < c.RECORDER_RETRY_MIN_MS) {
     throw new ConfigError('Invalid recorder configuration: a *_MAX_MS backoff bound is below its *_MIN_MS');
   }
+  // Only the server's PONG proves a quiet socket alive: declaring it dead before the next PING would churn healthy sockets.
+  if (c.RECORDER_STALE_AFTER_MS <= c.RECORDER_PING_INTERVAL_MS) {
+    throw new ConfigError('Invalid recorder configuration: RECORDER_STALE_AFTER_MS must be longer than RECORDER_PING_INTERVAL_MS');
+  }
   return {
     wsUrl: c.POLYMARKET_WS_URL,
     gammaUrl: c.GAMMA_URL.replace(/\/+$/, ''),
