@@ -91,8 +91,9 @@ export function chooseEncoding(acceptEncoding: string | undefined): ContentEncod
 }
 
 /**
- * A web ReadableStream that reads `body` only when the HTTP layer asks for more (highWaterMark 0):
- * the socket's drain is what pulls bytes out of the engine. Cancel (client gone) stops the engine.
+ * A web ReadableStream that reads `body` as the HTTP layer asks for more, one chunk ahead
+ * (highWaterMark 1): the engine formats the next chunk while the socket sends this one, and no
+ * more than that is ever buffered. Cancel (client gone) stops the engine.
  */
 function pullStream(body: Readable, stop: () => void): ReadableStream<Uint8Array> {
   const it = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
@@ -112,7 +113,7 @@ function pullStream(body: Readable, stop: () => void): ReadableStream<Uint8Array
         stop();
       },
     },
-    { highWaterMark: 0 },
+    { highWaterMark: 1 },
   );
 }
 
