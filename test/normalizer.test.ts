@@ -45,23 +45,23 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
     const s = (line: number, item: number) => seqOf(line, item);
     expect(ticks).toEqual([
       // line 1: initial dump, two books (best of the new book, price/size 0)
-      { asset_id: A, t: 1766481546487, seq: s(1, 0), event: 'book', side: 'UNKNOWN', best_bid: 0.49, best_ask: 0.5, price: 0, size: 0, market: M1 },
-      { asset_id: B, t: 1766481546487, seq: s(1, 1), event: 'book', side: 'UNKNOWN', best_bid: 0.5, best_ask: 0.51, price: 0, size: 0, market: M1 },
+      { asset_id: A, t: 1766481546487, seq: s(1, 0), event: 'book', side: 'UNKNOWN', best_bid: 0.49, best_ask: 0.5, price: 0, size: 0, book_side: '', market: M1 },
+      { asset_id: B, t: 1766481546487, seq: s(1, 1), event: 'book', side: 'UNKNOWN', best_bid: 0.5, best_ask: 0.51, price: 0, size: 0, book_side: '', market: M1 },
       // line 2: current price_change, one item per asset, best bid/ask from the items
-      { asset_id: A, t: 1766481546776, seq: s(2, 0), event: 'price_change', side: 'UNKNOWN', best_bid: 0.49, best_ask: 0.5, price: 0.49, size: 55, market: M1 },
-      { asset_id: B, t: 1766481546776, seq: s(2, 1), event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 0.51, price: 0.51, size: 55, market: M1 },
+      { asset_id: A, t: 1766481546776, seq: s(2, 0), event: 'price_change', side: 'UNKNOWN', best_bid: 0.49, best_ask: 0.5, price: 0.49, size: 55, book_side: 'BUY', market: M1 },
+      { asset_id: B, t: 1766481546776, seq: s(2, 1), event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 0.51, price: 0.51, size: 55, book_side: 'SELL', market: M1 },
       // line 3: B's book re-sent
-      { asset_id: B, t: 1766481547845, seq: s(3, 0), event: 'book', side: 'UNKNOWN', best_bid: 0.49, best_ask: 0.5, price: 0, size: 0, market: M1 },
+      { asset_id: B, t: 1766481547845, seq: s(3, 0), event: 'book', side: 'UNKNOWN', best_bid: 0.49, best_ask: 0.5, price: 0, size: 0, book_side: '', market: M1 },
       // line 4: book listing asks descending: best ask is the lowest, 0.08
-      { asset_id: C, t: 1786604072222, seq: s(4, 0), event: 'book', side: 'UNKNOWN', best_bid: 0.07, best_ask: 0.08, price: 0, size: 0, market: M4 },
+      { asset_id: C, t: 1786604072222, seq: s(4, 0), event: 'book', side: 'UNKNOWN', best_bid: 0.07, best_ask: 0.08, price: 0, size: 0, book_side: '', market: M4 },
       // lines 5-8: new_market, market_resolved, best_bid_ask, tick_size_change: no ticks
       // line 9: trade on an asset without a book
-      { asset_id: D, t: 1750428146322, seq: s(9, 0), event: 'last_trade_price', side: 'UNKNOWN', best_bid: 0, best_ask: 1, price: 0.456, size: 219.217767, market: M9 },
+      { asset_id: D, t: 1750428146322, seq: s(9, 0), event: 'last_trade_price', side: 'UNKNOWN', best_bid: 0, best_ask: 1, price: 0.456, size: 219.217767, book_side: '', market: M9 },
       // line 10: price_change on assets without books; the items carry best bid/ask
-      { asset_id: E, t: 1757908892351, seq: s(10, 0), event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 1, price: 0.5, size: 200, market: M10 },
-      { asset_id: F, t: 1757908892351, seq: s(10, 1), event: 'price_change', side: 'UNKNOWN', best_bid: 0, best_ask: 0.5, price: 0.5, size: 200, market: M10 },
+      { asset_id: E, t: 1757908892351, seq: s(10, 0), event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 1, price: 0.5, size: 200, book_side: 'BUY', market: M10 },
+      { asset_id: F, t: 1757908892351, seq: s(10, 1), event: 'price_change', side: 'UNKNOWN', best_bid: 0, best_ask: 0.5, price: 0.5, size: 200, book_side: 'SELL', market: M10 },
       // line 11: legacy changes[] without best bid/ask: from E's book (bid 0.5 from line 10, ask 0.4 now)
-      { asset_id: E, t: 1729084877448, seq: s(11, 0), event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 0.4, price: 0.4, size: 3300, market: M10 },
+      { asset_id: E, t: 1729084877448, seq: s(11, 0), event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 0.4, price: 0.4, size: 3300, book_side: 'SELL', market: M10 },
     ]);
   });
 

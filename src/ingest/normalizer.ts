@@ -224,7 +224,7 @@ export class Normalizer {
     const book = (state.book ??= new Book());
     book.replace(bids, asks);
     state.grounded = true;
-    const seq = this.emitTick(asset, t, 'book', book.bestBid(), book.bestAsk(), 0, 0, state.market);
+    const seq = this.emitTick(asset, t, 'book', book.bestBid(), book.bestAsk(), 0, 0, '', state.market);
     this.emitSnapshot(state, asset, t, seq, 0);
   }
 
@@ -260,7 +260,7 @@ export class Normalizer {
     // A book started by price_change alone is not grounded: it may lack levels an earlier file knew.
     const book = (state.book ??= new Book());
     book.set(c.bid ? 'bid' : 'ask', c.price, c.size);
-    const seq = this.emitTick(c.asset, t, 'price_change', c.bestBid ?? book.bestBid(), c.bestAsk ?? book.bestAsk(), c.price, c.size, state.market);
+    const seq = this.emitTick(c.asset, t, 'price_change', c.bestBid ?? book.bestBid(), c.bestAsk ?? book.bestAsk(), c.price, c.size, c.bid ? 'BUY' : 'SELL', state.market);
     if (!state.grounded || this.policy === false) return;
     state.changes++;
     if (state.changes >= this.policy.changes || t - state.snapshotT >= this.policy.ms) this.emitSnapshot(state, c.asset, t, seq, 1);
@@ -276,7 +276,7 @@ export class Normalizer {
     const state = this.assets.get(asset);
     const book = state?.book;
     const market = typeof e.market === 'string' ? e.market : (state?.market ?? '');
-    this.emitTick(asset, t, 'last_trade_price', book ? book.bestBid() : 0, book ? book.bestAsk() : 1, price, size, market);
+    this.emitTick(asset, t, 'last_trade_price', book ? book.bestBid() : 0, book ? book.bestAsk() : 1, price, size, '', market);
   }
 
   private onNewMarket(e: Record<string, unknown>): void {
@@ -286,10 +286,10 @@ export class Normalizer {
     for (const row of rows) this.emitMarket(row);
   }
 
-  private emitTick(asset_id: string, t: number, event: TickEvent, best_bid: number, best_ask: number, price: number, size: number, market: string): number {
+  private emitTick(asset_id: string, t: number, event: TickEvent, best_bid: number, best_ask: number, price: number, size: number, book_side: TickRow['book_side'], market: string): number {
     const seq = this.seq(this.lineNo, this.itemIndex++);
     const side = this.labels.get(asset_id) ?? 'UNKNOWN';
-    this.sink.tick({ asset_id, t, seq, event, side, best_bid, best_ask, price, size, market });
+    this.sink.tick({ asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market });
     this.stats.ticks++;
     return seq;
   }

@@ -13,6 +13,8 @@ export interface TickRow {
   best_ask: number;
   price: number;
   size: number;
+  /** The book side a price_change set: BUY = bids, SELL = asks; '' for book and last_trade_price. */
+  book_side: '' | 'BUY' | 'SELL';
   market: string;
 }
 

@@ -136,7 +136,7 @@ export class BatchWriter implements RowSink {
   tick(r: TickRow): void {
     this.add(
       'ticks',
-      `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"event":"${r.event}","side":${JSON.stringify(r.side)},"best_bid":${r.best_bid},"best_ask":${r.best_ask},"price":${r.price},"size":${r.size},"market":${JSON.stringify(r.market)}}`,
+      `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"event":"${r.event}","side":${JSON.stringify(r.side)},"best_bid":${r.best_bid},"best_ask":${r.best_ask},"price":${r.price},"size":${r.size},"book_side":"${r.book_side}","market":${JSON.stringify(r.market)}}`,
     );
   }
 

@@ -6,14 +6,7 @@ import type { Engine } from '../clickhouse/engine.js';
  * The book at T = the latest snapshot (exchange `book` or checkpoint) with t ≤ T, overridden by the
  * last `price_change` per (side, price) after it, by (t, seq), with t ≤ T. Both reads are primary-key
  * range reads of one asset; checkpoints bound how many deltas the second one returns.
- *
- * A tick does not record which side of the book a `price_change` touched (its `side` is the outcome
- * label), so the side is derived from the best prices the tick carries, which describe the book
- * after the change. In a book that is never crossed this is exact:
- * - size > 0 at p: the level exists after the change, so p ≤ best_bid means a bid (every ask is
- *   ≥ best_ask > best_bid) and otherwise an ask;
- * - size 0 at p: neither side holds p afterwards (the removed level's side just lost it, and the
- *   other side could not hold p while it was on this side), so the removal applies to both sides.
+ * A price_change tick records the book side it set in `book_side` (BUY = bids, SELL = asks).
  */
 
 /** Largest instant DateTime64(3) holds (2299-12-31 23:59:59.999 UTC): "latest" and the clamp for later times. */
@@ -38,7 +31,7 @@ export interface Book {
 
 /**
  * The raw state at {at}: the latest snapshot (t ms, seq, market, bids, asks) or null, and every
- * `price_change` after it up to {at} as (t ms, seq, price, size, best_bid, market). One row always.
+ * `price_change` after it up to {at} as (t ms, seq, price, size, book_side, market). One row always.
  * The snapshot key is a scalar subquery, so the ticks read is a primary-key range from it to {at}.
  * Merging happens in JS (applyDeltas): measured here, folding the levels in SQL (UNION, GROUP BY per
  * level, a second aggregation) cost about twice the engine CPU of this plain read, and the merge
@@ -50,14 +43,14 @@ WITH fromUnixTimestamp64Milli({at:Int64}, 'UTC') AS at,
    WHERE asset_id = {asset_id:String} AND t <= at
    ORDER BY t DESC, seq DESC LIMIT 1) AS snap,
   fromUnixTimestamp64Milli(assumeNotNull(snap).1, 'UTC') AS snap_t
-SELECT snap, groupArray((toUnixTimestamp64Milli(t), seq, price, size, best_bid, market)) AS deltas
+SELECT snap, groupArray((toUnixTimestamp64Milli(t), seq, price, size, book_side, market)) AS deltas
 FROM ticks
 WHERE asset_id = {asset_id:String} AND event = 'price_change' AND t >= snap_t AND t <= at
   AND (snap IS NULL OR (t, seq) > (snap_t, assumeNotNull(snap).2))
 SETTINGS output_format_json_quote_64bit_integers = 0`;
 
 type SnapshotTuple = [t: number, seq: number, market: string, bids: Level[], asks: Level[]];
-type DeltaTuple = [t: number, seq: number, price: number, size: number, bestBid: number, market: string];
+type DeltaTuple = [t: number, seq: number, price: number, size: number, bookSide: 'BUY' | 'SELL', market: string];
 
 /** The book at one instant: levels by price, the time and market of the last event applied. */
 export interface BookState {
@@ -92,18 +85,13 @@ export async function bookStateAt(engine: Engine, assetId: string, at: number | 
   return state;
 }
 
-/** Applies the deltas in (t, seq) order; see the header comment for how a delta's side is known. */
+/** Applies the deltas in (t, seq) order: size is the level's new total, 0 removes it. */
 function applyDeltas(state: BookState, deltas: DeltaTuple[]): void {
   deltas.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  for (const [t, , price, size, bestBid, market] of deltas) {
-    if (size === 0) {
-      state.bids.delete(price);
-      state.asks.delete(price);
-    } else if (price <= bestBid) {
-      state.bids.set(price, size);
-    } else {
-      state.asks.set(price, size);
-    }
+  for (const [t, , price, size, bookSide, market] of deltas) {
+    const levels = bookSide === 'BUY' ? state.bids : state.asks;
+    if (size === 0) levels.delete(price);
+    else levels.set(price, size);
     state.timestamp = t;
     state.market = market;
   }
@@ -146,8 +134,8 @@ export function bookData(assetId: string, state: BookState, depth: number): Book
 const JSON_SETTINGS = 'SETTINGS output_format_json_quote_64bit_integers = 0';
 const LEVEL = 'Tuple(price Float64, size Float64)';
 
-/** The sides a delta applies to (0 = bids, 1 = asks), in SQL: the rule of applyDeltas. */
-const DELTA_SIDES = 'if(size = 0, [0, 1], [if(price <= best_bid, 0, 1)])';
+/** The side a delta applies to (0 = bids, 1 = asks), in SQL: the rule of applyDeltas. */
+const DELTA_SIDES = "[if(book_side = 'BUY', 0, 1)]";
 
 /**
  * Aggregates per-level rows (side 0 = bids, 1 = asks, 2 = a marker row per snapshot so that a
