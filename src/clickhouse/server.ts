@@ -1,5 +1,5 @@
-import { PassThrough, Readable } from 'node:stream';
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { Readable, Transform } from 'node:stream';
+import { createClient, drainStream, extractErrorAtTheEndOfChunk, type ClickHouseClient } from '@clickhouse/client';
 import type { Engine, QueryOptions, Settings } from './engine.js';
 import { EngineUnavailableError, isConnectionError } from './errors.js';
 
@@ -44,25 +44,47 @@ export class ServerEngine implements Engine {
 
   async insertJsonEachRow(table: string, body: string | Buffer, settings?: Settings): Promise<void> {
     if (!body.length) return;
-    await this.guard(() =>
-      this.client.insert({ table, values: Readable.from([body]), format: 'JSONEachRow', clickhouse_settings: settings }),
-    );
+    if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(table)) throw new Error(`invalid table name ${JSON.stringify(table)}`);
+    // exec with raw bytes: insert() would JSON-encode each item of a stream for JSON formats.
+    await this.guard(async () => {
+      const { stream } = await this.client.exec({
+        query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+        values: Readable.from([typeof body === 'string' ? Buffer.from(body) : body], { objectMode: false }),
+        clickhouse_settings: settings,
+      });
+      await drainStream(stream);
+    });
   }
 
   stream(sql: string, format: string, options: QueryOptions = {}): Readable {
     // The caller gets its stream synchronously; the HTTP response is piped in once it arrives.
-    // Destroying `out` aborts the HTTP request, which makes the server cancel the query.
+    // Destroying `out` aborts the request and destroys the response, which makes the server cancel
+    // the query (the client stops watching abort_signal once exec() has resolved).
     const abort = new AbortController();
-    const onAbort = () => abort.abort();
+    const onAbort = () => out.destroy();
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    const out = new PassThrough();
+    let response: Readable | undefined;
+    const out = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        // A failure after the first bytes arrives in-band as ClickHouse's tagged exception block.
+        if (marker && chunk.includes(marker)) return done(extractErrorAtTheEndOfChunk(chunk, tag));
+        done(null, chunk);
+      },
+    });
+    let tag = '';
+    let marker: Buffer | undefined;
     out.once('close', () => {
       options.signal?.removeEventListener('abort', onAbort);
       abort.abort();
+      response?.destroy();
     });
     this.client
       .exec({ query: `${sql}\nFORMAT ${format}`, query_params: options.params, abort_signal: abort.signal })
-      .then(({ stream }) => {
+      .then(({ stream, response_headers }) => {
+        response = stream;
+        if (out.destroyed) return stream.destroy();
+        tag = String(response_headers['x-clickhouse-exception-tag'] ?? '');
+        if (tag) marker = Buffer.from(`__exception__\r\n${tag}`);
         stream.once('error', (err) => out.destroy(err));
         stream.pipe(out);
       })
