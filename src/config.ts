@@ -27,6 +27,8 @@ const schema = z.object({
   DEMO_DATA: flag('1'),
   /** Ticks in the demo dataset loaded on first start. */
   DEMO_TICKS: z.coerce.number().int().min(1000).max(50_000_000).default(300_000),
+  /** Run the live recorder inside the API process (its settings: RECORDER_* in recorder-config.ts). */
+  RECORDER: flag('0'),
   /** Seconds in-flight requests get to finish on SIGTERM. */
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(10),
 });

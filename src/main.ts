@@ -2,6 +2,8 @@ import { serve } from '@hono/node-server';
 import { openAccountStore } from './accounts/index.js';
 import { createApp } from './app.js';
 import { createPaymentProvider } from './billing/index.js';
+import { loadRecorderOptions } from './ingest/recorder-config.js';
+import { startRecorder } from './ingest/recorder.js';
 import { createEngine } from './clickhouse/index.js';
 import { DataDirLockedError } from './clickhouse/errors.js';
 import { runMigrations } from './clickhouse/migrations.js';
@@ -27,6 +29,8 @@ async function main() {
 
   const deps = { config, engine, accounts, clock: systemClock, payments };
   const app = createApp(deps);
+  // The embedded engine allows one process per DATA_DIR, so the recorder can share this one's.
+  const recorder = config.RECORDER ? await startRecorder(engine, loadRecorderOptions(process.env)) : null;
   const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
     const url = `http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${info.port}`;
     log.info('listening', { url, openapi: `${url}/v1/openapi.json` });
@@ -46,7 +50,10 @@ async function main() {
       (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
     }, config.SHUTDOWN_GRACE_SECONDS * 1000);
     force.unref();
+    // The recorder stops reading at once and flushes its buffer while in-flight requests finish.
+    const recorderStopped = recorder?.stop() ?? Promise.resolve();
     server.close(async () => {
+      await recorderStopped.catch((err) => log.error('recorder flush failed', { error: String(err) }));
       await Promise.allSettled([engine.close(), accounts.close()]);
       log.info('stopped');
       process.exit(0);
