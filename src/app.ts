@@ -9,7 +9,7 @@ import type { AppDeps } from './deps.js';
 import type { AppEnv } from './http/context.js';
 import { ApiError, serviceUnavailable } from './http/errors.js';
 import { accessLog, requestId } from './http/middleware.js';
-import { log } from './log.js';
+import { log, setLogLevel } from './log.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -27,6 +27,7 @@ export const DATA_PATHS = ['/v1/orderbook/*', '/v1/ticks/*', '/v1/ohlcv', '/v1/p
 const ACCOUNT_PATHS = ['/v1/me', '/v1/keys/*', '/v1/billing/status', '/v1/billing/subscribe'];
 
 export function createApp(deps: AppDeps) {
+  setLogLevel(deps.config.LOG_LEVEL);
   const app = new OpenAPIHono<AppEnv>({
     // Query/body validation failures become 400 invalid_parameter naming the first bad parameter.
     defaultHook: (result) => {

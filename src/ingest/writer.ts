@@ -258,11 +258,18 @@ export class BatchWriter implements RowSink {
    * filtered here instead: re-replaying metadata then adds no rows at all.
    */
   private async unstoredMarkets(rows: MarketRow[]): Promise<MarketRow[]> {
-    const stored = await this.engine.rows<Omit<MarketRow, 'updated_at'> & { updated_at: string | number }>(
-      `SELECT asset_id, market, outcome, question, slug, toUnixTimestamp64Milli(updated_at) AS updated_at
-       FROM markets WHERE asset_id IN {ids:Array(String)}`,
-      { params: { ids: [...new Set(rows.map((r) => r.asset_id))] } },
-    );
+    const ids = [...new Set(rows.map((r) => r.asset_id))];
+    const stored: (Omit<MarketRow, 'updated_at'> & { updated_at: string | number })[] = [];
+    // A few hundred ids per query keep the bound parameter within a server's URL length limit.
+    for (let i = 0; i < ids.length; i += 200) {
+      stored.push(
+        ...(await this.engine.rows<Omit<MarketRow, 'updated_at'> & { updated_at: string | number }>(
+          `SELECT asset_id, market, outcome, question, slug, toUnixTimestamp64Milli(updated_at) AS updated_at
+           FROM markets WHERE asset_id IN {ids:Array(String)}`,
+          { params: { ids: ids.slice(i, i + 200) } },
+        )),
+      );
+    }
     const seen = new Set(stored.map((r) => marketKey({ ...r, updated_at: Number(r.updated_at) })));
     return rows.filter((r) => {
       const key = marketKey(r);
