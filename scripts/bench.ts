@@ -43,7 +43,9 @@ async function main() {
       const mod = (await import(file)) as Record<string, unknown>;
       for (const [fn, value] of Object.entries(mod)) if (fn.startsWith('bench') && typeof value === 'function') benches.push([`${name}.${fn}`, value as BenchFn]);
     }
-    for (const [name, fn] of benches) {
+    // BENCH_ONLY=ticks,auth runs a subset (module names).
+    const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+    for (const [name, fn] of benches.filter(([n]) => !only || only.includes(n.split('.')[0]))) {
       say(`running ${name}…`);
       try {
         rows.push(...(await fn(ctx)));
