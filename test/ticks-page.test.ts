@@ -79,6 +79,42 @@ describe('GET /v1/ticks', () => {
     expect(seen).toEqual(expected);
   });
 
+  it('walks pages inside a run of 40,000 equal timestamps (longer than an engine block), with and without a filter', async () => {
+    const C = '3003';
+    const t0 = START + 5_000;
+    await t.deps.engine.command(
+      `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, market)
+       SELECT '${C}', fromUnixTimestamp64Milli(toInt64(${t0} + if(number < 5, 0, if(number < 40005, 7, 9))), 'UTC'), number * 3,
+         if(number % 4 = 0, 'book', 'price_change'), 'YES', number / 100000, 0.9, number % 97, number % 13, '0xc'
+       FROM numbers(40010)`,
+    );
+    const all = Array.from({ length: 40_010 }, (_, n) => ({
+      t: t0 + (n < 5 ? 0 : n < 40_005 ? 7 : 9),
+      event: n % 4 === 0 ? 'book' : 'price_change',
+      side: 'YES',
+      best_bid: n / 100000,
+      best_ask: 0.9,
+      price: n % 97,
+      size: n % 13,
+    }));
+    for (const [limit, event_type] of [[7_000, undefined], [39_999, undefined], [3_001, 'book']] as const) {
+      const seen: unknown[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        expect(++pages).toBeLessThan(20);
+        const params: Record<string, string | number> = { asset_id: C, start: START, end: NOW, limit };
+        if (event_type) params.event_type = event_type;
+        if (cursor) params.cursor = cursor;
+        const body = await json(await t.get(url(params)));
+        expect(body.meta.count).toBe(body.data.length);
+        seen.push(...body.data);
+        cursor = body.meta.next_cursor;
+      } while (cursor);
+      expect(seen).toEqual(all.filter((k) => !event_type || k.event === event_type));
+    }
+  });
+
   it('ends with next_cursor null exactly when the last page is full', async () => {
     const few = ticksOfA.slice(0, 10);
     const end = few[9].t;

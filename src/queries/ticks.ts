@@ -16,10 +16,15 @@ export interface TickRange {
   event_type?: TickEvent;
 }
 
-/** Where a page starts: the (t, seq) of its first tick. */
+/**
+ * Where a page starts: the `skip`-th (0-based) matching tick whose time is `t`. Counting within one
+ * millisecond instead of naming the tick's seq lets the page itself tell where the next one starts
+ * (see JsonPage): no second query. Ticks of one asset and ms keep their arrival order, so the count
+ * is stable.
+ */
 export interface TickPosition {
   t: number;
-  seq: number;
+  skip: number;
 }
 
 /** The table is aliased and qualified everywhere so the output alias `t` (ms) never shadows the column. */
@@ -28,16 +33,16 @@ function where(range: TickRange, from?: TickPosition): string {
   AND k.t >= fromUnixTimestamp64Milli({start:Int64}, 'UTC')
   AND k.t <= fromUnixTimestamp64Milli({end:Int64}, 'UTC')`;
   if (range.event_type) sql += `\n  AND k.event = {event_type:String}`;
-  // The plain `t >=` lets the primary key skip everything before the cursor; the tuple then starts
-  // exactly at its row inside a run of equal timestamps.
-  if (from) sql += `\n  AND k.t >= fromUnixTimestamp64Milli({from_t:Int64}, 'UTC') AND (k.t, k.seq) >= (fromUnixTimestamp64Milli({from_t:Int64}, 'UTC'), {from_seq:UInt64})`;
+  // The primary key skips everything before the cursor's ms; OFFSET skips the page's first ticks
+  // inside that ms.
+  if (from) sql += `\n  AND k.t >= fromUnixTimestamp64Milli({from_t:Int64}, 'UTC')`;
   return sql;
 }
 
 function params(range: TickRange, from?: TickPosition): Record<string, unknown> {
   const p: Record<string, unknown> = { asset_id: range.asset_id, start: range.start, end: range.end };
   if (range.event_type) p.event_type = range.event_type;
-  if (from) Object.assign(p, { from_t: from.t, from_seq: from.seq });
+  if (from) p.from_t = from.t;
   return p;
 }
 
@@ -64,9 +69,10 @@ export interface StreamQuery {
 }
 
 /**
- * One page as JSON lines (one object per line); JsonLinesToArray turns them into the array. The
- * engine's own array mode (output_format_json_array_of_rows) is not used: chDB formats every streamed
- * chunk as a separate result, so each chunk would carry its own brackets.
+ * One page as JSON lines (one object per line), plus the first tick of the next page when there is
+ * one: JsonPage turns the lines into the array and reads where the next page starts off that extra
+ * line. The engine's own array mode (output_format_json_array_of_rows) is not used: chDB formats
+ * every streamed chunk as a separate result, so each chunk would carry its own brackets.
  */
 export function pageQuery(range: TickRange, limit: number, from?: TickPosition): StreamQuery {
   return {
@@ -74,30 +80,16 @@ export function pageQuery(range: TickRange, limit: number, from?: TickPosition):
 FROM ticks AS k
 WHERE ${where(range, from)}
 ORDER BY k.t, k.seq
-LIMIT {limit:UInt32}
+LIMIT {fetch:UInt32} OFFSET {skip:UInt64}
 SETTINGS ${JSON_SETTINGS}, ${READ_SETTINGS}`,
     format: 'JSONEachRow',
-    params: { ...params(range, from), limit },
+    params: { ...params(range, from), fetch: limit + 1, skip: from?.skip ?? 0 },
   };
 }
 
 export function streamTicksPage(engine: Engine, range: TickRange, limit: number, from: TickPosition | undefined, signal?: AbortSignal): Readable {
   const q = pageQuery(range, limit, from);
   return engine.stream(q.sql, q.format, { params: q.params, signal });
-}
-
-/** The first tick after a page of `limit` ticks: where the next page starts, or null when none. */
-export async function nextPagePosition(engine: Engine, range: TickRange, limit: number, from: TickPosition | undefined, signal?: AbortSignal): Promise<TickPosition | null> {
-  const rows = await engine.rows<{ t: number; seq: number }>(
-    `SELECT toUnixTimestamp64Milli(k.t) AS t, k.seq AS seq
-FROM ticks AS k
-WHERE ${where(range, from)}
-ORDER BY k.t, k.seq
-LIMIT 1 OFFSET {limit:UInt32}
-SETTINGS ${JSON_SETTINGS}, ${READ_SETTINGS}`,
-    { params: { ...params(range, from), limit }, signal },
-  );
-  return rows.length ? { t: Number(rows[0].t), seq: Number(rows[0].seq) } : null;
 }
 
 export type ExportFormat = 'csv' | 'jsonl' | 'parquet';
@@ -153,29 +145,93 @@ export function streamTicksExport(engine: Engine, range: TickRange, format: Expo
 }
 
 /**
- * Turns JSONEachRow bytes into the members of a JSON array, in place, and counts the rows. JSON
- * strings escape line breaks, so every raw \n ends a row: it becomes the comma before the next row,
- * and the one after the last row is dropped. Works on any chunking (a row may span chunks).
+ * Turns the JSONEachRow bytes of pageQuery into the members of a JSON array, in place, counting rows
+ * and keeping the extra (limit + 1)-th row out of the page. JSON strings escape line breaks and
+ * quotes, so a raw \n always ends a row and `{"t":` always starts one. The work is per chunk (a
+ * native byte search); only the page's trailing run of equal timestamps is ever read row by row.
+ * Works on any chunking (a row may span chunks).
  */
-export class JsonLinesToArray {
+export class JsonPage {
+  /** Rows in the page. */
   count = 0;
   /** The previous chunk ended a row: a comma is owed if another row follows. */
   private owed = false;
+  /** Bytes of the extra row, once the page is full. */
+  private extra: Buffer[] | null = null;
+  /** The page's last bytes, back to (at least) the last change of timestamp. */
+  private tail: Buffer[] = [];
+
+  constructor(
+    private readonly limit: number,
+    private readonly from: TickPosition | undefined,
+  ) {}
 
   map(chunk: Buffer): Buffer {
     if (chunk.length === 0) return chunk;
-    for (let i = chunk.indexOf(NEWLINE); i !== -1; i = chunk.indexOf(NEWLINE, i + 1)) {
-      chunk[i] = COMMA;
-      this.count++;
+    if (this.extra) {
+      this.extra.push(chunk);
+      return EMPTY;
     }
-    const endsRow = chunk[chunk.length - 1] === COMMA;
-    const body = endsRow ? chunk.subarray(0, chunk.length - 1) : chunk;
-    const out = this.owed ? Buffer.concat([COMMA_BYTES, body]) : body;
-    this.owed = endsRow;
+    let out = chunk;
+    for (let i = chunk.indexOf(NEWLINE); i !== -1; i = chunk.indexOf(NEWLINE, i + 1)) {
+      if (++this.count === this.limit) {
+        this.extra = [chunk.subarray(i + 1)];
+        out = chunk.subarray(0, i);
+        break;
+      }
+      chunk[i] = COMMA;
+    }
+    if (!this.extra && out.length) {
+      const endsRow = out[out.length - 1] === COMMA;
+      if (endsRow) out = out.subarray(0, out.length - 1);
+      if (this.owed) out = Buffer.concat([COMMA_BYTES, out]);
+      this.owed = endsRow;
+    } else if (this.owed) {
+      out = Buffer.concat([COMMA_BYTES, out]);
+      this.owed = false;
+    }
+    if (out.length) this.tail = changesTimestamp(out) ? [out] : [...this.tail, out];
     return out;
+  }
+
+  /** Where the next page starts (after the stream ended), or null when this page holds the last tick. */
+  next(): TickPosition | null {
+    if (!this.extra) return null;
+    const t = timestampAt(Buffer.concat(this.extra), 0);
+    if (t === null) return null;
+    // Ticks of time t already in this page, plus those the previous pages skipped in the same ms.
+    const tail = Buffer.concat(this.tail);
+    let run = 0;
+    for (let at = tail.lastIndexOf(ROW_START); at !== -1 && timestampAt(tail, at) === t; at = at ? tail.lastIndexOf(ROW_START, at - 1) : -1) run++;
+    return { t, skip: run + (this.from && this.from.t === t ? this.from.skip : 0) };
   }
 }
 
 const NEWLINE = 0x0a;
 const COMMA = 0x2c;
 const COMMA_BYTES = Buffer.from(',');
+const EMPTY = Buffer.alloc(0);
+const ROW_START = Buffer.from('{"t":');
+
+/** The `t` of the row starting at `at`, or null when its digits are cut off by the end of `buf`. */
+function timestampAt(buf: Buffer, at: number): number | null {
+  let t = 0;
+  for (let i = at + ROW_START.length; i < buf.length; i++) {
+    const c = buf[i];
+    if (c === COMMA) return t;
+    t = t * 10 + (c - 0x30);
+  }
+  return null;
+}
+
+/** True when `piece` holds two complete row starts with different times: the trailing run begins inside it. */
+function changesTimestamp(piece: Buffer): boolean {
+  let last: number | null = null;
+  for (let at = piece.lastIndexOf(ROW_START); at !== -1; at = at ? piece.lastIndexOf(ROW_START, at - 1) : -1) {
+    const t = timestampAt(piece, at);
+    if (t === null) continue;
+    if (last === null) last = t;
+    else if (t !== last) return true;
+  }
+  return false;
+}

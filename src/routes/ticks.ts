@@ -6,7 +6,7 @@ import type { AppEnv } from '../http/context.js';
 import { invalidParameter } from '../http/errors.js';
 import { assetIdParam, enumParam, intParam, orderedRange, textParam, timeParam } from '../http/params.js';
 import { streamResponse } from '../http/stream.js';
-import { CSV_HEADER, JsonLinesToArray, nextPagePosition, streamTicksExport, streamTicksPage, type ExportFormat, type TickPosition } from '../queries/ticks.js';
+import { CSV_HEADER, JsonPage, streamTicksExport, streamTicksPage, type ExportFormat, type TickPosition } from '../queries/ticks.js';
 
 const EVENT_TYPES = ['price_change', 'book', 'last_trade_price'] as const;
 const EXPORT_FORMATS = ['csv', 'jsonl', 'parquet'] as const;
@@ -108,18 +108,18 @@ const CONTENT_TYPES: Record<ExportFormat, string> = {
 };
 
 /**
- * A cursor is the (t, seq) of the first tick of the next page, base64url-encoded so clients treat it
- * as opaque. (t, seq) is unique per asset, so resuming at it neither skips nor repeats a tick, even
- * inside a run of equal timestamps.
+ * A cursor names the first tick of the next page as (its ms, how many matching ticks of that ms come
+ * before it), base64url-encoded so clients treat it as opaque. Resuming there neither skips nor
+ * repeats a tick, even inside a run of equal timestamps.
  */
 export function encodeCursor(p: TickPosition): string {
-  return Buffer.from(`${p.t}:${p.seq}`).toString('base64url');
+  return Buffer.from(`${p.t}:${p.skip}`).toString('base64url');
 }
 
 export function decodeCursor(raw: string): TickPosition {
   const m = /^(\d{1,16}):(\d{1,16})$/.exec(Buffer.from(raw, 'base64url').toString('latin1'));
-  const p = m && { t: Number(m[1]), seq: Number(m[2]) };
-  if (!p || !Number.isSafeInteger(p.t) || !Number.isSafeInteger(p.seq) || encodeCursor(p) !== raw) {
+  const p = m && { t: Number(m[1]), skip: Number(m[2]) };
+  if (!p || !Number.isSafeInteger(p.t) || !Number.isSafeInteger(p.skip) || encodeCursor(p) !== raw) {
     throw invalidParameter('cursor', 'cursor must be a meta.next_cursor value returned by a previous /v1/ticks response');
   }
   return p;
@@ -132,19 +132,15 @@ export function registerTicksRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     checkHistoryWindow(c, { explicitStart: q.start });
     const limit = q.limit ?? 10_000;
     const range = { asset_id: q.asset_id, start: q.start, end: q.end, event_type: q.event_type };
-    const signal = c.req.raw.signal;
-    // The cursor query reads only (t, seq) and runs beside the page stream.
-    const next = nextPagePosition(deps.engine, range, limit, from, signal);
-    next.catch(() => {});
-    const rows = new JsonLinesToArray();
-    const response = await streamResponse(streamTicksPage(deps.engine, range, limit, from, signal), {
+    const page = new JsonPage(limit, from);
+    const response = await streamResponse(streamTicksPage(deps.engine, range, limit, from, c.req.raw.signal), {
       contentType: 'application/json',
       acceptEncoding: c.req.header('accept-encoding'),
       prefix: '{"success":true,"data":[',
-      mapChunk: (chunk) => rows.map(chunk),
-      suffix: async () => {
-        const position = await next;
-        return `],"meta":${JSON.stringify({ count: rows.count, next_cursor: position && encodeCursor(position) })}}`;
+      mapChunk: (chunk) => page.map(chunk),
+      suffix: () => {
+        const next = page.next();
+        return `],"meta":${JSON.stringify({ count: page.count, next_cursor: next && encodeCursor(next) })}}`;
       },
     });
     return response as never;
