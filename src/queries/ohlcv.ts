@@ -15,6 +15,11 @@ const INTERVALS: Record<Resolution, { sql: string; ms: number }> = {
 
 /** Volumes and ms are 64-bit: JSON numbers, not the quoted strings ClickHouse prints by default. */
 const JSON_NUMBERS = 'output_format_json_quote_64bit_integers = 0';
+/**
+ * The bounded reads touch a few thousand rows spread over every monthly part: one thread and no
+ * per-part buffering before the in-order merge measured ~30% faster than the defaults (chDB 26.7).
+ */
+const SMALL_READ = 'read_in_order_use_buffering = 0, max_threads = 1';
 
 export interface Candle {
   timestamp: number;
@@ -75,7 +80,7 @@ FROM (
   GROUP BY b
 )
 ORDER BY timestamp ASC
-SETTINGS ${JSON_NUMBERS}`;
+SETTINGS ${JSON_NUMBERS}, ${SMALL_READ}`;
 }
 
 export async function queryCandles(engine: Engine, q: CandleQuery, signal?: AbortSignal): Promise<Candle[]> {
