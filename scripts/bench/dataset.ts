@@ -16,7 +16,7 @@ import { runMigrations } from '../../src/clickhouse/migrations.js';
  * `book` per asset per hour (tick + snapshot), and a checkpoint snapshot every 200 ticks, 20–40
  * levels per side around the tick's best bid/ask.
  */
-export const DATASET_VERSION = 2;
+export const DATASET_VERSION = 3;
 export const DATASET_END = Date.UTC(2026, 8, 1);
 const DAY = 86_400_000;
 
@@ -78,11 +78,13 @@ export async function generateDataset(engine: Engine, log: (line: string) => voi
   const settings = 'SETTINGS insert_deduplicate = 0, max_insert_threads = 2';
   for (const a of assets) {
     const params = { asset_id: a.asset_id, market: a.market, side: a.outcome.toUpperCase(), n: a.ticks, start: a.start, span: a.end - a.start };
-    // Ticks: runs of 4 equal timestamps; best bid drifts slowly, spread 1–3 cents.
+    // Ticks: runs of 4 equal timestamps; best bid drifts slowly, spread 1–3 cents; even price_changes
+    // set a bid level at or below the best bid, odd ones an ask level above it.
     await engine.command(
-      `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, market)
+      `INSERT INTO ticks (asset_id, t, seq, event, side, book_side, best_bid, best_ask, price, size, market)
 SELECT {asset_id:String}, fromUnixTimestamp64Milli(toInt64({start:Int64} + intDiv(intDiv(number, 4) * 4 * {span:Int64}, {n:UInt64})), 'UTC'),
   number, if(number % 50 = 49, 'last_trade_price', 'price_change'), {side:String},
+  if(number % 50 = 49, '', if(number % 2 = 0, 'BUY', 'SELL')),
   bid, bid + 0.01 * (1 + number % 3),
   if(number % 2 = 0, bid - 0.01 * (number % 7), bid + 0.01 * (1 + number % 5)),
   if(number % 9 = 0, 0, round(10 + (cityHash64(number) % 50000) / 100, 2)), {market:String}
