@@ -1,4 +1,7 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { createReadStream, mkdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Session } from 'chdb';
@@ -72,6 +75,7 @@ export class EmbeddedEngine implements Engine {
 
   stream(sql: string, format: string, options: QueryOptions = {}): Readable {
     if (this.closed) throw new Error('engine is closed');
+    if (WHOLE_FILE_FORMATS.has(format)) return this.streamViaFile(sql, format, options);
     const session = new Session(this.dir);
     this.streams.add(session);
     let source: ReturnType<Session['queryStream']> | undefined;
@@ -95,6 +99,46 @@ export class EmbeddedEngine implements Engine {
     // the engine, and destroying the stream runs the finally above, which cancels the query.
     const out = Readable.from(chunks(), { objectMode: false, highWaterMark: 1 });
     out.once('close', release);
+    return out;
+  }
+
+  /**
+   * chDB writes every streamed chunk of a file format (Parquet) as a complete file of its own, so
+   * the concatenation is not one valid file. Such results go to a temporary file first
+   * (`INTO OUTFILE`: the engine writes it block by block, memory stays flat) and are streamed from
+   * there. Aborting kills the query by a marker in its text; a session of its own, like any stream.
+   */
+  private streamViaFile(sql: string, format: string, options: QueryOptions): Readable {
+    const engine = this;
+    const marker = `export-${randomUUID()}`;
+    const session = new Session(this.dir);
+    this.streams.add(session);
+    let dir: string | undefined;
+    const kill = () => {
+      this.command(`KILL QUERY WHERE query LIKE {m:String} ASYNC`, { params: { m: `%${marker}%` } }).catch(() => {});
+    };
+    options.signal?.addEventListener('abort', kill, { once: true });
+    async function* chunks() {
+      try {
+        dir = await mkdtemp(join(tmpdir(), 'tickhouse-export-'));
+        const file = join(dir, `result.${format.toLowerCase()}`);
+        const set = setParams(options.params);
+        // The file name is ours (mkdtemp), never user input; the query's own values stay parameters.
+        const query = `/* ${marker} */ ${sql}\nINTO OUTFILE ${sqlString(file)} TRUNCATE FORMAT ${format}`;
+        await session.queryAsync(set ? `${set};\n${query}` : query, { format: 'TSV' });
+        for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) yield chunk as Buffer;
+      } finally {
+        options.signal?.removeEventListener('abort', kill);
+        session.close();
+        engine.streams.delete(session);
+        if (dir) await rm(dir, { recursive: true, force: true });
+      }
+    }
+    const out = Readable.from(chunks(), { objectMode: false, highWaterMark: 1 });
+    // Destroyed before the file was complete: the query must not run on for nothing.
+    out.once('close', () => {
+      if (!out.readableEnded) kill();
+    });
     return out;
   }
 
@@ -127,6 +171,9 @@ export class EmbeddedEngine implements Engine {
     }
   }
 }
+
+/** Output formats whose bytes only make sense as one whole file (see streamViaFile). */
+const WHOLE_FILE_FORMATS = new Set(['Parquet', 'ORC', 'Arrow', 'Avro']);
 
 /** `SET param_a = '…', param_b = '…'` for the session, or '' without parameters. */
 export function setParams(params: QueryParams | undefined): string {

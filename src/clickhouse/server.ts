@@ -75,8 +75,13 @@ export class ServerEngine implements Engine {
     let marker: Buffer | undefined;
     out.once('close', () => {
       options.signal?.removeEventListener('abort', onAbort);
-      abort.abort();
-      response?.destroy();
+      // Before the response: abort the request. After: destroy the response and its socket (the
+      // response alone sometimes left the keep-alive socket open, and the server ran on).
+      if (response) {
+        const socket = (response as Readable & { socket?: { destroy(): void } }).socket;
+        response.destroy();
+        socket?.destroy();
+      } else abort.abort();
     });
     this.client
       .exec({ query: `${sql}\nFORMAT ${format}`, query_params: options.params, abort_signal: abort.signal })

@@ -201,7 +201,8 @@ export async function startClickHouseHttpServer(opts: { dataDir: string; port?: 
     signal.addEventListener('abort', kill, { once: true });
     running.add(entry);
     try {
-      if (isStreamable(q.sql)) await streamResult(session, q, res, signal);
+      // chDB writes each streamed chunk of a file format as a whole file: those results go out in one piece.
+      if (isStreamable(q.sql) && !WHOLE_FILE_FORMATS.has(q.format)) await streamResult(session, q, res, signal);
       else await bufferedResult(session, q, res);
     } finally {
       running.delete(entry);
@@ -230,6 +231,8 @@ export async function startClickHouseHttpServer(opts: { dataDir: string; port?: 
     },
   };
 }
+
+const WHOLE_FILE_FORMATS = new Set(['Parquet', 'ORC', 'Arrow', 'Avro']);
 
 /** SET the server defaults, then the request's settings (bound, so no value enters SQL), then its database. */
 async function prepareSession(session: Session, q: ParsedRequest, marker: string): Promise<void> {
