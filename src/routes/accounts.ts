@@ -7,15 +7,13 @@ import { generateApiKey, hashApiKey } from '../auth/keys.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, invalidParameter } from '../http/errors.js';
+import { envelope, errorResponse } from '../http/openapi.js';
 import { PLAN_NAMES } from '../plans.js';
 
 /** POST /v1/register, GET /v1/me, POST /v1/keys/regenerate (API.md §3, §4). */
 const REGISTRATIONS_PER_IP_PER_HOUR = 20;
 const HOUR_MS = 3_600_000;
 
-const errorSchema = z.object({ detail: z.object({ error: z.string(), message: z.string() }).passthrough() }).openapi('Error');
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: errorSchema } } });
-const envelope = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });
 
 const registrationSchema = z
   .object({

@@ -9,11 +9,9 @@ import { signIpn } from '../billing/signature.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, notFound } from '../http/errors.js';
+import { envelope as success, errorResponse } from '../http/openapi.js';
 import { PAID_PLANS, PLANS } from '../plans.js';
 
-const ErrorBody = z.object({ detail: z.object({ error: z.string(), message: z.string() }).passthrough() }).openapi('Error');
-const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } });
-const success = <T extends z.ZodType>(data: T) => z.object({ success: z.literal(true), data });
 
 const InvoiceSummary = z.object({
   payment_id: z.string(),
