@@ -13,9 +13,10 @@ CREATE TABLE IF NOT EXISTS book_snapshots
     asks          Array(Tuple(price Float64, size Float64))   -- price ascending
 )
 ENGINE = MergeTree
--- Yearly, not monthly like ticks: "latest snapshot <= T" reads the tail of the key range in every
--- part that may hold it, so fewer partitions mean fewer granules per lookup.
-PARTITION BY toYear(t)
+-- No partitions: "latest snapshot <= T" has no lower time bound, so it opens the tail of the key
+-- range in every part that holds older rows of the asset; merges can fold all history into one part
+-- only within one partition. Measured on the bench dataset (141k snapshots, merged): the lookup
+-- costs ~3.1 ms of engine time unpartitioned vs ~4.1 ms with yearly partitions (~4.9 ms unmerged).
 ORDER BY (asset_id, t, seq)
 -- Rows are whole books (kilobytes): 256-row granules keep one lookup's read small (8192 rows of
 -- books decompressed per lookup cost ~2x the engine time). Same retry/re-replay protection as ticks.
