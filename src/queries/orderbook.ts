@@ -30,6 +30,14 @@ export interface Book {
 }
 
 /**
+ * For reads of a few granules, where fixed costs dominate (measured per query at random T on the
+ * 6M-tick bench asset): one thread (a second one only adds hand-offs, and the pool already runs one
+ * query per core); no skip indexes (ticks' t_minmax cannot narrow a primary-key range and costs a read
+ * of its own); no query condition cache (every lookup has a new T, so it only pays for inserts).
+ */
+const POINT_READ = 'max_threads = 1, use_skip_indexes = 0, use_query_condition_cache = 0';
+
+/**
  * The raw state at {at}: the latest snapshot (t ms, seq, market, bids, asks) or null, and every
  * `price_change` after it up to {at} as (t ms, seq, price, size, book_side, market). One row always.
  * The snapshot key is a scalar subquery, so the ticks read is a primary-key range from it to {at}.
@@ -47,7 +55,7 @@ SELECT snap, groupArray((toUnixTimestamp64Milli(t), seq, price, size, book_side,
 FROM ticks
 WHERE asset_id = {asset_id:String} AND event = 'price_change' AND t >= snap_t AND t <= at
   AND (snap IS NULL OR (t, seq) > (snap_t, assumeNotNull(snap).2))
-SETTINGS output_format_json_quote_64bit_integers = 0`;
+SETTINGS output_format_json_quote_64bit_integers = 0, ${POINT_READ}`;
 
 type SnapshotTuple = [t: number, seq: number, market: string, bids: Level[], asks: Level[]];
 type DeltaTuple = [t: number, seq: number, price: number, size: number, bookSide: 'BUY' | 'SELL', market: string];
