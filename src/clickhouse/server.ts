@@ -10,6 +10,14 @@ export interface ServerOptions {
   database: string;
 }
 
+/**
+ * Streams are SELECTs. Over HTTP a server runs on after its client went away, until writing a block fails,
+ * unless the query is read-only and asks to be cancelled: then it checks the peer at every progress step.
+ * POST requests (all of @clickhouse/client's) are not read-only by themselves; readonly = 2 still lets the
+ * query's SETTINGS clause apply.
+ */
+const STREAM_SETTINGS = { readonly: '2', cancel_http_readonly_queries_on_client_close: 1 } as const;
+
 /** A ClickHouse server over HTTP through @clickhouse/client; streams are native (`exec`). */
 export class ServerEngine implements Engine {
   readonly backend = 'server' as const;
@@ -84,7 +92,12 @@ export class ServerEngine implements Engine {
       } else abort.abort();
     });
     this.client
-      .exec({ query: `${sql}\nFORMAT ${format}`, query_params: options.params, abort_signal: abort.signal })
+      .exec({
+        query: `${sql}\nFORMAT ${format}`,
+        query_params: options.params,
+        abort_signal: abort.signal,
+        clickhouse_settings: STREAM_SETTINGS,
+      })
       .then(({ stream, response_headers }) => {
         response = stream;
         if (out.destroyed) return stream.destroy();

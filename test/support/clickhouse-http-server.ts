@@ -20,6 +20,10 @@ import { Session } from 'chdb';
  * - `SET` in a session persists for the session's later statements, so URL settings become one `SET`.
  * - The stream's AbortSignal is only looked at between chunks; `KILL QUERY ... ASYNC` from another session
  *   stops a query that is still computing its first block within ~100 ms, so a disconnect does both.
+ *   (A real server cancels on disconnect only with readonly > 0 and cancel_http_readonly_queries_on_client_close
+ *   = 1, which ServerEngine.stream sends; this server cancels every query whose client went away.)
+ * - A fetch in flight when the client goes away still yields its chunk: nothing may then wait for the closed
+ *   response (it never emits 'drain' or 'close' again), or the query stays open with nobody to end it.
  * - chDB's binder takes JS values and escapes strings itself, while HTTP sends values already in
  *   ClickHouse's escaped text form: each `param_` is decoded once (see decodeParam).
  */
@@ -255,9 +259,10 @@ async function streamResult(session: Session, q: ParsedRequest, res: ServerRespo
   try {
     const chunks = hasParams ? session.queryStreamBind(q.sql, q.params, options) : session.queryStream(q.sql, options);
     for await (const chunk of chunks) {
+      // Leaving the loop cancels the chDB stream (the iterator's finally).
+      if (signal.aborted) return;
       body ??= new ResponseBody(res, q, { 'X-ClickHouse-Exception-Tag': exceptionTag });
       await body.write(chunk.raw(), signal);
-      if (signal.aborted) return;
     }
     (body ?? new ResponseBody(res, q, { 'X-ClickHouse-Exception-Tag': exceptionTag })).end();
   } catch (err) {
@@ -350,7 +355,10 @@ class ResponseBody {
   }
 }
 
+// Both waits settle at once on an aborted signal: 'abort' does not fire twice, and a closed response
+// emits neither 'drain' nor 'close' again.
 function untilAborted(work: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const finish = () => {
       signal.removeEventListener('abort', finish);
@@ -362,6 +370,7 @@ function untilAborted(work: Promise<void>, signal: AbortSignal): Promise<void> {
 }
 
 function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
+  if (signal.aborted || res.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const finish = () => {
       res.off('drain', finish);
@@ -375,11 +384,15 @@ function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Stops the marked query wherever it is (even inside its first block); a no-op once it ended. */
+/**
+ * Stops the marked query wherever it is (even inside its first block); a no-op once it ended. Not bound:
+ * chdb runs every queryBindAsync of the process in one queue, where a KILL would wait behind any long
+ * parameterized statement. The marker is this server's own `http-query-<uuid>`, never a client's text.
+ */
 async function killQuery(dataDir: string, marker: string): Promise<void> {
   const session = new Session(dataDir);
   try {
-    await session.queryBindAsync("KILL QUERY WHERE Settings['log_comment'] = {marker:String} ASYNC", { marker });
+    await session.queryAsync(`KILL QUERY WHERE Settings['log_comment'] = '${marker}' ASYNC`);
   } catch {
     // The query ended on its own, or the engine is closing: nothing left to stop.
   } finally {
