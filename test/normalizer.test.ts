@@ -1,10 +1,11 @@
+import { POLYMARKET_SAMPLES } from './support/samples.js';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseGammaMarkets } from '../src/ingest/gamma.js';
 import { fileSeq, Normalizer, type CheckpointPolicy } from '../src/ingest/normalizer.js';
 import type { MarketRow, SnapshotRow, TickRow } from '../src/ingest/rows.js';
 
-const SAMPLES = '/work/shared/samples/polymarket';
+const SAMPLES = POLYMARKET_SAMPLES;
 const frames = readFileSync(`${SAMPLES}/ws-frames.jsonl`, 'utf8').split('\n');
 const gamma = JSON.parse(readFileSync(`${SAMPLES}/gamma-markets.json`, 'utf8')) as unknown[];
 

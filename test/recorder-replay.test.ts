@@ -1,3 +1,4 @@
+import { POLYMARKET_SAMPLES } from './support/samples.js';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { startGammaServer, type GammaServer } from './support/gamma-server.js';
 import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
 import { recorderOptions, storedRows, truncateIngestTables, waitFor } from './support/recorder-harness.js';
 
-const SAMPLES = '/work/shared/samples/polymarket';
+const SAMPLES = POLYMARKET_SAMPLES;
 const FRAMES = readFileSync(`${SAMPLES}/ws-frames.jsonl`, 'utf8').split('\n').filter(Boolean);
 const GAMMA_FILE = `${SAMPLES}/gamma-markets.json`;
 const GAMMA: Record<string, unknown>[] = JSON.parse(readFileSync(GAMMA_FILE, 'utf8'));

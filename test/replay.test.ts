@@ -1,3 +1,4 @@
+import { POLYMARKET_SAMPLES } from './support/samples.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import type { Engine } from '../src/clickhouse/engine.js';
 import { replayFile, replayLines, type ReplayProgress } from '../src/ingest/replay.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
-const SAMPLES = '/work/shared/samples/polymarket';
+const SAMPLES = POLYMARKET_SAMPLES;
 const FRAMES = `${SAMPLES}/ws-frames.jsonl`;
 const GAMMA = `${SAMPLES}/gamma-markets.json`;
 
