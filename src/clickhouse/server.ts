@@ -83,13 +83,9 @@ export class ServerEngine implements Engine {
     let marker: Buffer | undefined;
     out.once('close', () => {
       options.signal?.removeEventListener('abort', onAbort);
-      // Before the response: abort the request. After: destroy the response and its socket (the
-      // response alone sometimes left the keep-alive socket open, and the server ran on).
-      if (response) {
-        const socket = (response as Readable & { socket?: { destroy(): void } }).socket;
-        response.destroy();
-        socket?.destroy();
-      } else abort.abort();
+      // Before the response: abort the request. After: destroy the response (and so its socket).
+      if (response) response.destroy();
+      else abort.abort();
     });
     this.client
       .exec({
