@@ -1,6 +1,5 @@
 import type { Engine } from '../clickhouse/engine.js';
 import { generateDemo } from './demo-frames.js';
-import type { CheckpointPolicy } from './normalizer.js';
 import { replayLines, type ReplayProgress } from './replay.js';
 
 export interface SeedDemoOptions {
@@ -29,12 +28,6 @@ export interface SeedDemoSummary {
 }
 
 export const DEMO_DEFAULT_TICKS = 300_000;
-/**
- * Sparser checkpoints than a live recording's: the demo must load within seconds of a first start,
- * and the default policy (a checkpoint per busy asset-minute) would make snapshots a third of the
- * bytes written. Reconstruction still reads at most 500 changes past a snapshot.
- */
-const DEMO_CHECKPOINTS: CheckpointPolicy = { changes: 500, ms: 15 * 60_000 };
 export const DEMO_DEFAULT_SEED = 1;
 
 /**
@@ -47,7 +40,7 @@ export async function seedDemo(engine: Engine, opts: SeedDemoOptions = {}): Prom
   const seed = opts.seed ?? DEMO_DEFAULT_SEED;
   const demo = generateDemo({ seed, ticks, days: opts.days, markets: opts.markets, endMs: opts.endMs });
   const sourceId = `demo-${seed}-${ticks}-${demo.gammaMarkets.length}-${demo.startMs}-${demo.endMs}`;
-  const summary = await replayLines(engine, demo.frames(), { sourceId, markets: demo.gammaMarkets, checkpoints: DEMO_CHECKPOINTS, onProgress: opts.onProgress });
+  const summary = await replayLines(engine, demo.frames(), { sourceId, markets: demo.gammaMarkets, onProgress: opts.onProgress });
   return {
     sourceId,
     markets: demo.gammaMarkets.length,
