@@ -1,66 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openAccountStore } from '../../src/accounts/index.js';
-import type { AccountStore } from '../../src/accounts/store.js';
-import { createApp } from '../../src/app.js';
-import { generateApiKey, hashApiKey } from '../../src/auth/keys.js';
-import { ManualClock } from '../../src/clock.js';
-import { loadConfig } from '../../src/config.js';
 import type { AppDeps } from '../../src/deps.js';
 import type { GammaMarket } from '../../src/ingest/gamma.js';
 import { replayLines } from '../../src/ingest/replay.js';
-import type { PlanName } from '../../src/plans.js';
-import { createTestEngine, type TestEngine } from './engine.js';
 
-/**
- * The app on a fresh engine with a real account store, plus a generator of raw Polymarket frames
- * whose expected ticks are computed here, independently of the normalizer.
- */
-export interface TicksApp {
-  app: ReturnType<typeof createApp>;
-  deps: AppDeps;
-  te: TestEngine;
-  clock: ManualClock;
-  accounts: AccountStore;
-  /** Bearer key of an active `unlimited` account. */
-  key: string;
-  keyFor(plan: PlanName): Promise<string>;
-  get(path: string, headers?: Record<string, string>): Promise<Response>;
-  close(): Promise<void>;
-}
+export { startDataApp as startTicksApp, type DataApp as TicksApp } from './data-app.js';
 
-export async function startTicksApp(now: number): Promise<TicksApp> {
-  const te = await createTestEngine();
-  const accountsDir = mkdtempSync(join(tmpdir(), 'tickhouse-accounts-'));
-  const config = loadConfig({ DATA_DIR: accountsDir, LOG_LEVEL: 'silent', DEMO_DATA: '0' });
-  const accounts = await openAccountStore(config);
-  const clock = new ManualClock(now);
-  const deps: AppDeps = { config, engine: te.engine, accounts, clock };
-  const app = createApp(deps);
-  const keyFor = async (plan: PlanName) => {
-    const key = generateApiKey(config.API_KEY_PREFIX);
-    await accounts.createAccount({ email: null, keyHash: hashApiKey(key), plan, plan_expires_at: plan === 'free' ? null : now + 30 * 86_400_000, now });
-    return key;
-  };
-  const key = await keyFor('unlimited');
-  return {
-    app,
-    deps,
-    te,
-    clock,
-    accounts,
-    key,
-    keyFor,
-    get: (path, headers = {}) => Promise.resolve(app.request(path, { headers: { authorization: `Bearer ${key}`, ...headers } })),
-    async close() {
-      await accounts.close();
-      await te.close();
-      rmSync(accountsDir, { recursive: true, force: true });
-    },
-  };
-}
-
+/** Raw Polymarket frames whose expected ticks are computed here, independently of the normalizer. */
 export interface ExpectedTick {
   asset_id: string;
   t: number;
