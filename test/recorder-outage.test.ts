@@ -37,6 +37,10 @@ class Outage implements Engine {
     this.check();
     return this.inner.rows<T>(sql, options);
   }
+  async compactRows<T extends unknown[]>(sql: string, options?: QueryOptions) {
+    this.check();
+    return this.inner.compactRows<T>(sql, options);
+  }
   async command(sql: string, options?: QueryOptions) {
     this.check();
     return this.inner.command(sql, options);

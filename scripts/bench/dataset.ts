@@ -16,7 +16,7 @@ import { runMigrations } from '../../src/clickhouse/migrations.js';
  * `book` per asset per hour (tick + snapshot), and a checkpoint snapshot every 200 ticks, 20–40
  * levels per side around the tick's best bid/ask.
  */
-export const DATASET_VERSION = 4;
+export const DATASET_VERSION = 6;
 export const DATASET_END = Date.UTC(2026, 8, 1);
 const DAY = 86_400_000;
 
@@ -130,10 +130,11 @@ VALUES ({asset_id:String}, {market:String}, {outcome:String}, {question:String},
     log(`  ${a.asset_id.slice(0, 16)}…: ${a.ticks.toLocaleString('en-US')} ticks`);
   }
   await engine.command('OPTIMIZE TABLE asset_stats FINAL');
-  // Snapshots as background merges leave a table that has run for a while (one part): the
-  // latest-snapshot lookup opens every part holding older rows of the asset, and a fresh bulk load
-  // would measure the load's part layout instead.
+  // The reconstruction tables as background merges leave a table that has run for a while (one
+  // part): a lookup opens every part holding older rows of the asset, and a fresh bulk load would
+  // measure the load's part layout instead.
   await engine.command('OPTIMIZE TABLE book_snapshots FINAL');
+  await engine.command('OPTIMIZE TABLE book_events FINAL');
   const [counts] = await engine.rows<{ ticks: string; snapshots: string }>(
     'SELECT (SELECT count() FROM ticks) AS ticks, (SELECT count() FROM book_snapshots) AS snapshots',
   );

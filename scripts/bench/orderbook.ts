@@ -76,7 +76,7 @@ export async function benchOrderbook(ctx: BenchContext): Promise<BenchRow[]> {
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
   const raw = () => {
     const { sql, params } = stateQuery(asset.asset_id, randomT());
-    return ctx.engine.rows(sql, { params }).then(() => undefined);
+    return ctx.engine.compactRows(sql, { params }).then(() => undefined);
   };
   const endpoints: [string, () => string][] = [
     ['/v1/orderbook', () => `/v1/orderbook?asset_id=${asset.asset_id}&timestamp=${randomT()}`],

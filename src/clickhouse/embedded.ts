@@ -54,10 +54,16 @@ export class EmbeddedEngine implements Engine {
     return new EmbeddedEngine(dir, sessions);
   }
 
-  async rows<T = Record<string, unknown>>(sql: string, options: QueryOptions = {}): Promise<T[]> {
-    const text = await this.withSession(async (s) =>
-      (await s.queryAsync(withParams(sql, options.params), { format: 'JSONEachRow', signal: options.signal })).text(),
-    );
+  rows<T = Record<string, unknown>>(sql: string, options: QueryOptions = {}): Promise<T[]> {
+    return this.parsedLines<T>(sql, 'JSONEachRow', options);
+  }
+
+  compactRows<T extends unknown[] = unknown[]>(sql: string, options: QueryOptions = {}): Promise<T[]> {
+    return this.parsedLines<T>(sql, 'JSONCompactEachRow', options);
+  }
+
+  private async parsedLines<T>(sql: string, format: string, options: QueryOptions): Promise<T[]> {
+    const text = await this.withSession(async (s) => (await s.queryAsync(withParams(sql, options.params), { format, signal: options.signal })).text());
     const rows: T[] = [];
     for (const line of text.split('\n')) if (line) rows.push(JSON.parse(line) as T);
     return rows;

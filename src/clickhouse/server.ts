@@ -39,9 +39,17 @@ export class ServerEngine implements Engine {
     });
   }
 
-  async rows<T = Record<string, unknown>>(sql: string, options: QueryOptions = {}): Promise<T[]> {
+  rows<T = Record<string, unknown>>(sql: string, options: QueryOptions = {}): Promise<T[]> {
+    return this.parsedRows<T>(sql, 'JSONEachRow', options);
+  }
+
+  compactRows<T extends unknown[] = unknown[]>(sql: string, options: QueryOptions = {}): Promise<T[]> {
+    return this.parsedRows<T>(sql, 'JSONCompactEachRow', options);
+  }
+
+  private parsedRows<T>(sql: string, format: 'JSONEachRow' | 'JSONCompactEachRow', options: QueryOptions): Promise<T[]> {
     return this.guard(async () => {
-      const rs = await this.client.query({ query: sql, query_params: options.params, format: 'JSONEachRow', abort_signal: options.signal });
+      const rs = await this.client.query({ query: sql, query_params: options.params, format, abort_signal: options.signal });
       return rs.json<T>();
     });
   }

@@ -1,12 +1,18 @@
 import type { Engine } from '../clickhouse/engine.js';
+import { DEFAULT_CHECKPOINTS } from '../ingest/normalizer.js';
 
 /**
  * Order book reconstruction (INGEST.md §2), one engine query per call.
  *
  * The book at T = the latest snapshot (exchange `book` or checkpoint) with t ≤ T, overridden by the
- * last `price_change` per (side, price) after it, by (t, seq), with t ≤ T. Both reads are primary-key
- * range reads of one asset; checkpoints bound how many deltas the second one returns.
- * A price_change tick records the book side it set in `book_side` (BUY = bids, SELL = asks).
+ * last `price_change` per (side, price) after it, by (t, seq), with t ≤ T.
+ * A price_change records the book side it set in `book_side` (BUY = bids, SELL = asks).
+ *
+ * The read: book_events holds the changes and the snapshots of an asset in one key range, so the
+ * last EVENTS_READ events up to T, newest first, contain the latest snapshot whenever fewer changes
+ * than that followed it, which the ingester's checkpoints guarantee (DEFAULT_CHECKPOINTS: every
+ * 200). Otherwise (checkpoints off or dropped, a book that never had one) a second query reads the
+ * latest snapshot from book_snapshots and every change after it from ticks: still exact, just slower.
  */
 
 /** Largest instant DateTime64(3) holds (2299-12-31 23:59:59.999 UTC): "latest" and the clamp for later times. */
@@ -38,12 +44,31 @@ export interface Book {
 const POINT_READ = 'max_threads = 1, use_skip_indexes = 0, use_query_condition_cache = 0';
 
 /**
- * The raw state at {at}: the latest snapshot (t ms, seq, market, bids, asks) or null, and every
+ * Events one lookup reads back from T: the checkpoint interval plus room for the snapshot row and
+ * the change that shares its (t, seq). Fewer rows than this means the asset's whole history up to
+ * T was read.
+ */
+export const EVENTS_READ = DEFAULT_CHECKPOINTS.changes + 56;
+
+/**
+ * The last EVENTS_READ events of an asset up to {at}, newest first: a reverse read of one primary-key
+ * range that stops after that many rows. (`ms`, not `t`: an alias named `t` would shadow the column
+ * in WHERE.) Merging happens in JS (bookFromEvents): measured here,
+ * folding levels in SQL (GROUP BY per level, a second aggregation) costs about twice the engine
+ * CPU of this plain read, and the merge is a few hundred map updates at most.
+ */
+const EVENTS_SQL = `
+SELECT toUnixTimestamp64Milli(t) AS ms, seq, kind, market, price, size, book_side, bids, asks
+FROM book_events
+WHERE asset_id = {asset_id:String} AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
+ORDER BY t DESC, seq DESC
+LIMIT ${EVENTS_READ}
+SETTINGS output_format_json_quote_64bit_integers = 0, ${POINT_READ}`;
+
+/**
+ * The fallback read: the latest snapshot (t ms, seq, market, bids, asks) or null, and every
  * `price_change` after it up to {at} as (t ms, seq, price, size, book_side, market). One row always.
  * The snapshot key is a scalar subquery, so the ticks read is a primary-key range from it to {at}.
- * Merging happens in JS (applyDeltas): measured here, folding the levels in SQL (UNION, GROUP BY per
- * level, a second aggregation) cost about twice the engine CPU of this plain read, and the merge
- * itself is a few hundred map updates at most.
  */
 const STATE_SQL = `
 WITH fromUnixTimestamp64Milli({at:Int64}, 'UTC') AS at,
@@ -57,6 +82,18 @@ WHERE asset_id = {asset_id:String} AND event = 'price_change' AND t >= snap_t AN
   AND (snap IS NULL OR (t, seq) > (snap_t, assumeNotNull(snap).2))
 SETTINGS output_format_json_quote_64bit_integers = 0, ${POINT_READ}`;
 
+/** One row of EVENTS_SQL (JSONCompactEachRow), in its column order. */
+type EventRow = [
+  ms: number,
+  seq: number,
+  kind: 'price_change' | 'book' | 'checkpoint',
+  market: string,
+  price: number,
+  size: number,
+  bookSide: 'BUY' | 'SELL',
+  bids: Level[],
+  asks: Level[],
+];
 type SnapshotTuple = [t: number, seq: number, market: string, bids: Level[], asks: Level[]];
 type DeltaTuple = [t: number, seq: number, price: number, size: number, bookSide: 'BUY' | 'SELL', market: string];
 
@@ -72,17 +109,32 @@ function clamp(at: number): number {
   return Math.min(at, MAX_TIME_MS);
 }
 
-/** The one engine read behind bookStateAt (the benchmark runs it raw). */
+/** The read behind bookStateAt whenever checkpoints are in place (the benchmark runs it raw). */
 export function stateQuery(assetId: string, at: number | null) {
-  return { sql: STATE_SQL, params: { asset_id: assetId, at: clamp(at ?? MAX_TIME_MS) } };
+  return { sql: EVENTS_SQL, params: { asset_id: assetId, at: clamp(at ?? MAX_TIME_MS) } };
 }
 
-/** The book at `at` (ms; null = latest), or null when the asset has no book then. One engine query. */
+/** The book at `at` (ms; null = latest), or null when the asset has no book then. One engine query (see the top of this file). */
 export async function bookStateAt(engine: Engine, assetId: string, at: number | null, signal?: AbortSignal): Promise<BookState | null> {
   const { sql, params } = stateQuery(assetId, at);
-  const rows = await engine.rows<{ snap: SnapshotTuple | null; deltas: DeltaTuple[] }>(sql, { params, signal });
+  const events = await engine.compactRows<EventRow>(sql, { params, signal });
+  const snapAt = events.findIndex((e) => e[2] !== 'price_change');
+  if (snapAt >= 0) {
+    const [ms, seq, , market, , , , bids, asks] = events[snapAt];
+    // Changes newer than the snapshot; the one sharing its (t, seq) is already in its levels.
+    const after = events.slice(0, snapAt).filter((e) => e[0] > ms || (e[0] === ms && e[1] > seq));
+    return fromSnapshot([ms, seq, market, bids, asks], after.map(deltaOf));
+  }
+  // No snapshot up to `at`, and every event up to it was read: the changes alone make the book.
+  if (events.length < EVENTS_READ) return events.length ? fromSnapshot(null, events.map(deltaOf)) : null;
+  const rows = await engine.rows<{ snap: SnapshotTuple | null; deltas: DeltaTuple[] }>(STATE_SQL, { params, signal });
   const { snap, deltas } = rows[0];
-  if (snap === null && deltas.length === 0) return null;
+  return snap === null && deltas.length === 0 ? null : fromSnapshot(snap, deltas);
+}
+
+const deltaOf = (e: EventRow): DeltaTuple => [e[0], e[1], e[4], e[5], e[6], e[3]];
+
+function fromSnapshot(snap: SnapshotTuple | null, deltas: DeltaTuple[]): BookState {
   const state: BookState = { market: '', timestamp: 0, bids: new Map(), asks: new Map() };
   if (snap !== null) {
     [state.timestamp, , state.market] = snap;
