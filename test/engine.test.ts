@@ -54,6 +54,17 @@ describe(`engine (${TEST_BACKEND})`, () => {
     expect(results.map((r) => Number(r[0].v))).toEqual(Array.from({ length: 40 }, (_, i) => i * 2));
   });
 
+  it('returns compact rows as arrays in column order, named tuples as objects', async () => {
+    const rows = await t.engine.compactRows(
+      "SELECT number AS n, {s:String} AS s, [(0.5, 12.25)]::Array(Tuple(price Float64, size Float64)) AS levels FROM numbers(2) SETTINGS output_format_json_quote_64bit_integers = 0",
+      { params: { s: 'a"b' } },
+    );
+    expect(rows).toEqual([
+      [0, 'a"b', [{ price: 0.5, size: 12.25 }]],
+      [1, 'a"b', [{ price: 0.5, size: 12.25 }]],
+    ]);
+  });
+
   it('records each migration once', async () => {
     expect(await runMigrations(t.engine)).toEqual([]);
     const rows = await t.engine.rows<{ name: string }>('SELECT name FROM schema_migrations ORDER BY version');

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
+import { loadMigrations } from '../src/clickhouse/migrations.js';
 import { replayFile, replayLines, type ReplayProgress } from '../src/ingest/replay.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
@@ -38,7 +39,9 @@ async function counts() {
       (SELECT uniqExact(asset_id) FROM asset_stats) AS stat_assets,
       (SELECT sum(total_ticks) FROM asset_stats) AS stat_ticks,
       (SELECT sum(price_change_ticks) FROM asset_stats) AS stat_price_changes,
-      (SELECT sum(ticks) FROM activity_1m) AS activity`);
+      (SELECT sum(ticks) FROM activity_1m) AS activity,
+      (SELECT countIf(kind = 'price_change') FROM book_events) AS book_event_changes,
+      (SELECT countIf(kind != 'price_change') FROM book_events) AS book_event_snapshots`);
   return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
 }
 
@@ -61,6 +64,8 @@ describe('replaying the sample capture', () => {
       stat_ticks: 10,
       stat_price_changes: 5,
       activity: 10,
+      book_event_changes: 5,
+      book_event_snapshots: 4,
     });
   });
 
@@ -160,6 +165,8 @@ describe('replayLines', () => {
     expect(after.book_snapshots - before.book_snapshots).toBe(5 + first.normalizer.checkpoints);
     expect(after.candle_volume - before.candle_volume).toBe(2995);
     expect(after.stat_ticks - before.stat_ticks).toBe(3000);
+    expect(after.book_event_changes - before.book_event_changes).toBe(2995);
+    expect(after.book_event_snapshots - before.book_event_snapshots).toBe(after.book_snapshots - before.book_snapshots);
 
     const second = await replayLines(engine, generated(), { sourceId: 'gen-test', batchRows: 250 });
     expect(second.writer.batches.ticks).toBe(12);
@@ -184,5 +191,22 @@ describe('replayLines', () => {
     ]);
     const [market] = await engine.rows(`SELECT question, outcome FROM markets WHERE asset_id = 'utf-si'`);
     expect(market).toEqual({ question: '¿Llueve mañana? 雨', outcome: 'Sí' });
+  });
+
+  it('migration 007 copies existing changes and snapshots into book_events exactly as its views do', async () => {
+    const contents = () =>
+      engine.rows(
+        `SELECT asset_id, toUnixTimestamp64Milli(t) AS t, seq, kind, market, price, size, book_side, bids, asks
+         FROM book_events ORDER BY asset_id, t, seq, kind SETTINGS output_format_json_quote_64bit_integers = 0`,
+      );
+    const byViews = await contents();
+    expect(byViews.length).toBeGreaterThan(3000);
+    const backfill = loadMigrations()
+      .find((m) => m.name === '007_book_events.sql')!
+      .statements.filter((sql) => sql.startsWith('INSERT INTO book_events'));
+    expect(backfill).toHaveLength(2);
+    await engine.command('TRUNCATE TABLE book_events');
+    for (const sql of backfill) await engine.command(sql);
+    expect(await contents()).toEqual(byViews);
   });
 });

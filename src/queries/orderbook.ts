@@ -53,9 +53,9 @@ export const EVENTS_READ = DEFAULT_CHECKPOINTS.changes + 56;
 /**
  * The last EVENTS_READ events of an asset up to {at}, newest first: a reverse read of one primary-key
  * range that stops after that many rows. (`ms`, not `t`: an alias named `t` would shadow the column
- * in WHERE.) Merging happens in JS (bookFromEvents): measured here,
- * folding levels in SQL (GROUP BY per level, a second aggregation) costs about twice the engine
- * CPU of this plain read, and the merge is a few hundred map updates at most.
+ * in WHERE.) Merging happens in JS (applyDeltas): measured here, folding levels in SQL (GROUP BY per
+ * level) or even a plain groupArray over these rows costs more engine CPU than the merge of a few
+ * hundred map updates costs Node.
  */
 const EVENTS_SQL = `
 SELECT toUnixTimestamp64Milli(t) AS ms, seq, kind, market, price, size, book_side, bids, asks
@@ -114,7 +114,10 @@ export function stateQuery(assetId: string, at: number | null) {
   return { sql: EVENTS_SQL, params: { asset_id: assetId, at: clamp(at ?? MAX_TIME_MS) } };
 }
 
-/** The book at `at` (ms; null = latest), or null when the asset has no book then. One engine query (see the top of this file). */
+/**
+ * The book at `at` (ms; null = latest), or null when the asset has no book then. One engine query; a
+ * second only when no snapshot is among the last EVENTS_READ events (see the top of this file).
+ */
 export async function bookStateAt(engine: Engine, assetId: string, at: number | null, signal?: AbortSignal): Promise<BookState | null> {
   const { sql, params } = stateQuery(assetId, at);
   const events = await engine.compactRows<EventRow>(sql, { params, signal });
