@@ -82,7 +82,11 @@ async function checkOrderbooks() {
   return { found, missing };
 }
 
+/** The decimal a price arithmetic result stands for (0.083 - 0.082 → 0.001, not 0.0010000000000000009). */
+const decimal = (x: number) => Number(x.toFixed(10));
+
 async function checkPrices() {
+  let noisy = 0;
   await inBatches(probes, async ({ asset, at }) => {
     const book = model.bookAt(asset, at);
     const res = await ob.get(`/v1/price?asset_id=${asset}&timestamp=${at}`);
@@ -93,10 +97,13 @@ async function checkPrices() {
       datetime: expectedBook(asset, book, 1).datetime,
       best_bid: book.best_bid,
       best_ask: book.best_ask,
-      midpoint: (book.best_bid + book.best_ask) / 2,
-      spread: book.best_ask - book.best_bid,
+      midpoint: decimal((book.best_bid + book.best_ask) / 2),
+      spread: decimal(book.best_ask - book.best_bid),
     });
+    if (book.best_ask - book.best_bid !== res.body.data.spread) noisy++;
   });
+  // Plain float subtraction would have answered differently at some of these timestamps.
+  expect(noisy).toBeGreaterThan(0);
 }
 
 async function checkExecutions() {
@@ -207,7 +214,7 @@ describe('order book reconstruction against the reference model', () => {
         for (const t of model.tickTimes(asset)) lastInBucket.set(Math.floor(t / (1000 * fidelity)) * fidelity, t);
         const expected = [...lastInBucket].map(([t, last]) => {
           const book = model.bookAt(asset, last);
-          return { t, p: book ? (book.best_bid + book.best_ask) / 2 : 0.5 };
+          return { t, p: book ? decimal((book.best_bid + book.best_ask) / 2) : 0.5 };
         });
         expect(res.body, `${asset} fidelity ${fidelity}`).toEqual({ success: true, data: expected, meta: { count: expected.length, fidelity } });
         const first = await ob.get(`/v1/prices-history?asset_id=${asset}&start=${stream.start}&end=${stream.end}&fidelity=${fidelity}&limit=3`);

@@ -184,7 +184,7 @@ describe('order book endpoints: errors, defaults and the history window', () => 
     const history = await ob.get(`/v1/prices-history?asset_id=${OLD}&start=${OLD_T}&end=${NOW}`);
     expect(history.body).toEqual({
       success: true,
-      data: [{ t: Math.floor(OLD_T / 60_000) * 60, p: (0.4 + 0.55) / 2 }],
+      data: [{ t: Math.floor(OLD_T / 60_000) * 60, p: 0.475 }],
       meta: { count: 1, fidelity: 60 },
     });
     const snapshots = await ob.get(`/v1/orderbook/range?asset_id=${OLD}&since=${OLD_T}&until=${NOW}`);

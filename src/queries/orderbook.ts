@@ -175,6 +175,16 @@ export function topOf(state: BookState): { best_bid: number; best_ask: number } 
   return { best_bid: bid === -Infinity ? 0 : bid, best_ask: ask === Infinity ? 1 : ask };
 }
 
+/**
+ * Prices are decimals of a few places, and float arithmetic on them leaves noise (0.083 − 0.082 =
+ * 0.0010000000000000009). Prices derived by arithmetic (midpoint, spread) are rounded to 10 decimal
+ * places: far below any tick size, and they read as the decimals they are.
+ */
+export const PRICE_DECIMALS = 10;
+export function roundPrice(x: number): number {
+  return Math.round(x * 10 ** PRICE_DECIMALS) / 10 ** PRICE_DECIMALS;
+}
+
 /** `YYYY-MM-DD HH:MM:SS.mmm` UTC (API.md §1). */
 export function datetimeText(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
@@ -325,7 +335,7 @@ export async function sampledBooks(
  */
 const PRICES_HISTORY_SQL = `
 SELECT intDiv(toUnixTimestamp64Milli(t), {fidelity:UInt32} * 1000) * {fidelity:UInt32} AS bucket,
-       argMax((best_bid + best_ask) / 2, (t, seq)) AS p
+       round(argMax((best_bid + best_ask) / 2, (t, seq)), ${PRICE_DECIMALS}) AS p
 FROM ticks
 WHERE asset_id = {asset_id:String}
   AND t >= fromUnixTimestamp64Milli({start:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({end:Int64}, 'UTC')

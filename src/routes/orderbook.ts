@@ -6,7 +6,7 @@ import type { AppEnv } from '../http/context.js';
 import { ok } from '../http/envelope.js';
 import { notFound } from '../http/errors.js';
 import { assetIdParam, enumParam, intParam, orderedRange, positiveNumberParam, timeParam } from '../http/params.js';
-import { bookData, bookStateAt, datetimeText, exchangeSnapshots, pricesHistory, sampledBooks, sortedLevels, topOf, type Level } from '../queries/orderbook.js';
+import { bookData, bookStateAt, datetimeText, exchangeSnapshots, pricesHistory, roundPrice, sampledBooks, sortedLevels, topOf, type Level } from '../queries/orderbook.js';
 
 const LevelSchema = z.object({ price: z.number(), size: z.number() }).openapi('BookLevel');
 
@@ -192,8 +192,8 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps)
       datetime: datetimeText(state.timestamp),
       best_bid,
       best_ask,
-      midpoint: (best_bid + best_ask) / 2,
-      spread: best_ask - best_bid,
+      midpoint: roundPrice((best_bid + best_ask) / 2),
+      spread: roundPrice(best_ask - best_bid),
     });
   });
 
