@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Candle } from '../src/queries/ohlcv.js';
 import { generateStream, json, replayStream, startTicksApp, type ExpectedTick, type TicksApp } from './support/ticks-fixture.js';
 
 const A = '31337';
@@ -6,15 +7,6 @@ const B = '31338';
 const START = Date.UTC(2026, 5, 1, 3, 17, 11, 5);
 const NOW = Date.UTC(2026, 5, 20, 12);
 const STEP: Record<string, number> = { '1m': 60_000, '5m': 300_000, '15m': 900_000, '1h': 3_600_000, '4h': 14_400_000, '1d': 86_400_000 };
-
-interface Candle {
-  timestamp: number;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  volume: number;
-}
 
 let t: TicksApp;
 let ticksOfA: ExpectedTick[];
