@@ -2,8 +2,15 @@ import { POLYMARKET_SAMPLES } from './support/samples.js';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseGammaMarkets } from '../src/ingest/gamma.js';
-import { fileSeq, Normalizer, type CheckpointPolicy } from '../src/ingest/normalizer.js';
-import type { MarketRow, SnapshotRow, TickRow } from '../src/ingest/rows.js';
+import type { CheckpointPolicy, Level, OrderBook } from '../src/book/index.js';
+import type { MarketRow, SnapshotRow, TickRow } from '../src/clickhouse/rows.js';
+import { fileSeq, Normalizer } from '../src/ingest/normalizer.js';
+
+/** Levels as [price, size] pairs: the expectations below read as the wire's levels do. */
+type Pair = [number, number];
+const pairs = (levels: readonly Level[]): Pair[] => levels.map((l) => [l.price, l.size]);
+const sides = (book: OrderBook) => ({ bids: pairs(book.levels('bid')), asks: pairs(book.levels('ask')) });
+type PairSnapshot = Omit<SnapshotRow, 'bids' | 'asks'> & { bids: Pair[]; asks: Pair[] };
 
 const SAMPLES = POLYMARKET_SAMPLES;
 const frames = readFileSync(`${SAMPLES}/ws-frames.jsonl`, 'utf8').split('\n');
@@ -11,10 +18,10 @@ const gamma = JSON.parse(readFileSync(`${SAMPLES}/gamma-markets.json`, 'utf8')) 
 
 function run(lines: readonly string[], opts: { markets?: MarketRow[]; checkpoints?: CheckpointPolicy | false; sourceId?: string } = {}) {
   const ticks: TickRow[] = [];
-  const snapshots: SnapshotRow[] = [];
+  const snapshots: PairSnapshot[] = [];
   const markets: MarketRow[] = [];
   const normalizer = new Normalizer(
-    { tick: (r) => ticks.push(r), snapshot: (r) => snapshots.push(r), market: (r) => markets.push(r) },
+    { tick: (r) => ticks.push(r), snapshot: (r) => snapshots.push({ ...r, bids: pairs(r.bids), asks: pairs(r.asks) }), market: (r) => markets.push(r) },
     { seq: fileSeq(opts.sourceId ?? 'test'), checkpoints: opts.checkpoints },
   );
   if (opts.markets) normalizer.addMarkets(opts.markets);
@@ -151,7 +158,7 @@ describe('book state', () => {
       ['price_change', 0.45, 0.7, 0.45, 5],
       ['price_change', 0.45, 0.7, 0.45, 7],
     ]);
-    expect(normalizer.book(ASSET)!.levels()).toEqual({ bids: [[0.45, 7], [0.4, 10]], asks: [[0.7, 40]] });
+    expect(sides(normalizer.book(ASSET)!)).toEqual({ bids: [[0.45, 7], [0.4, 10]], asks: [[0.7, 40]] });
   });
 
   it('an empty side has best bid 0 and best ask 1; size-0 book levels are never stored', () => {
@@ -182,7 +189,7 @@ describe('book state', () => {
       ['price_change', 0.3, 0.6, 0.6, 50],
     ]);
     expect(snapshots).toEqual([]);
-    expect(normalizer.book(ASSET)!.levels()).toEqual({ bids: [[0.3, 100]], asks: [[0.6, 50]] });
+    expect(sides(normalizer.book(ASSET)!)).toEqual({ bids: [[0.3, 100]], asks: [[0.6, 50]] });
   });
 
   it('a last_trade_price reports the current book, changes nothing and creates no book', () => {
@@ -196,7 +203,7 @@ describe('book state', () => {
       ['book', 0.4, 0.45, 0, 0],
       ['last_trade_price', 0.4, 0.45, 0.45, 2],
     ]);
-    expect(normalizer.book(ASSET)!.levels()).toEqual({ bids: [[0.4, 1]], asks: [[0.45, 2]] });
+    expect(sides(normalizer.book(ASSET)!)).toEqual({ bids: [[0.4, 1]], asks: [[0.45, 2]] });
     expect(run([trade(1000, '0.42', '12.5')]).normalizer.book(ASSET)).toBeUndefined();
   });
 

@@ -1,3 +1,5 @@
+import type { Level } from '../book/index.js';
+
 /** Row shapes written to ClickHouse (see clickhouse/*.sql). Times are Unix milliseconds. */
 
 export type TickEvent = 'price_change' | 'book' | 'last_trade_price';
@@ -17,9 +19,6 @@ export interface TickRow {
   book_side: '' | 'BUY' | 'SELL';
   market: string;
 }
-
-/** [price, size] */
-export type Level = [number, number];
 
 export interface SnapshotRow {
   asset_id: string;
