@@ -8,7 +8,8 @@ import { notFound } from '../http/errors.js';
 import { assetIdParam, enumParam, intParam, orderedRange, positiveNumberParam, timeParam } from '../http/params.js';
 import { executeMarketOrder, quoteOf, type BookState } from '../book/index.js';
 import { datetimeText } from '../http/datetime.js';
-import { bookStateAt, exchangeSnapshots, pricesHistory, sampledBooks } from '../queries/orderbook.js';
+import type { BookReader } from '../queries/book-reader.js';
+import { exchangeSnapshots, pricesHistory, sampledBooks } from '../queries/orderbook.js';
 
 const LevelSchema = z.object({ price: z.number(), size: z.number() }).openapi('BookLevel');
 
@@ -172,13 +173,13 @@ export function bookData(assetId: string, { market, timestamp, book }: BookState
   };
 }
 
-export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps, books: BookReader): void {
   const { engine } = deps;
 
   app.openapi(orderbookRoute, async (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const state = await bookStateAt(engine, q.asset_id, q.timestamp ?? null, c.req.raw.signal);
+    const state = await books.at(q.asset_id, q.timestamp ?? null, c.req.raw.signal);
     if (!state) throw bookMissing(q.asset_id, q.timestamp);
     // Implicit latest (API.md §2): the newest data must lie in the window.
     if (q.timestamp === undefined) assertInHistoryWindow(c, state.timestamp);
@@ -199,7 +200,7 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps)
   app.openapi(priceRoute, async (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const state = await bookStateAt(engine, q.asset_id, q.timestamp ?? null, c.req.raw.signal);
+    const state = await books.at(q.asset_id, q.timestamp ?? null, c.req.raw.signal);
     if (!state) throw bookMissing(q.asset_id, q.timestamp);
     if (q.timestamp === undefined) assertInHistoryWindow(c, state.timestamp);
     return ok(c, { asset_id: q.asset_id, timestamp: state.timestamp, datetime: datetimeText(state.timestamp), ...quoteOf(state.book) });
@@ -216,7 +217,7 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps)
   app.openapi(executionRoute, async (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const state = await bookStateAt(engine, q.asset_id, q.timestamp, c.req.raw.signal);
+    const state = await books.at(q.asset_id, q.timestamp, c.req.raw.signal);
     if (!state) throw bookMissing(q.asset_id, q.timestamp);
     return ok(c, executeMarketOrder(state.book, q.side, q.amount));
   });
