@@ -64,7 +64,7 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
       { asset_id: C, t: 1786604072222, seq: s(4, 0), event: 'book', side: 'UNKNOWN', best_bid: 0.07, best_ask: 0.08, price: 0, size: 0, book_side: '', market: M4 },
       // lines 5-8: new_market, market_resolved, best_bid_ask, tick_size_change: no ticks
       // line 9: trade on an asset without a book
-      { asset_id: D, t: 1750428146322, seq: s(9, 0), event: 'last_trade_price', side: 'UNKNOWN', best_bid: 0, best_ask: 1, price: 0.456, size: 219.217767, book_side: '', market: M9 },
+      { asset_id: D, t: 1750428146322, seq: s(9, 0), event: 'last_trade_price', side: 'UNKNOWN', best_bid: 0, best_ask: 1, price: 0.456, size: 219.217767, book_side: 'BUY', market: M9 },
       // line 10: price_change on assets without books; the items carry best bid/ask
       { asset_id: E, t: 1757908892351, seq: s(10, 0), event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 1, price: 0.5, size: 200, book_side: 'BUY', market: M10 },
       { asset_id: F, t: 1757908892351, seq: s(10, 1), event: 'price_change', side: 'UNKNOWN', best_bid: 0, best_ask: 0.5, price: 0.5, size: 200, book_side: 'SELL', market: M10 },

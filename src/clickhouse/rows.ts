@@ -15,7 +15,10 @@ export interface TickRow {
   best_ask: number;
   price: number;
   size: number;
-  /** The book side a price_change set: BUY = bids, SELL = asks; '' for book and last_trade_price. */
+  /**
+   * price_change: the book side it set (BUY = bids, SELL = asks). last_trade_price: the taker side
+   * Polymarket sent (rows ingested before it was kept have ''). book: ''.
+   */
   book_side: '' | 'BUY' | 'SELL';
   market: string;
 }

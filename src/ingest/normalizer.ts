@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_CHECKPOINTS, OrderBook, type CheckpointPolicy, type Level } from '../book/index.js';
+import { DEFAULT_CHECKPOINTS, EMPTY_ASK, EMPTY_BID, OrderBook, type CheckpointPolicy, type Level } from '../book/index.js';
 import type { MarketRow, SnapshotRow, TickEvent, TickRow } from '../clickhouse/rows.js';
 import { isRecord, parseNewMarket } from './gamma.js';
 
@@ -264,7 +264,9 @@ export class Normalizer {
     const state = this.assets.get(asset);
     const book = state?.book;
     const market = typeof e.market === 'string' ? e.market : (state?.market ?? '');
-    this.emitTick(asset, t, 'last_trade_price', book ? book.bestBid() : 0, book ? book.bestAsk() : 1, price, size, '', market);
+    // The taker side Polymarket sent, kept for the replay and the CLOB-compatible last trade price.
+    const taker = e.side === 'BUY' || e.side === 'SELL' ? e.side : '';
+    this.emitTick(asset, t, 'last_trade_price', book ? book.bestBid() : EMPTY_BID, book ? book.bestAsk() : EMPTY_ASK, price, size, taker, market);
   }
 
   private onNewMarket(e: Record<string, unknown>): void {
