@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { serviceUnavailable } from '../http/errors.js';
 import { log } from '../log.js';
 import type { PlanName } from '../plans.js';
+import { AccountNotFoundError, StoreUnavailableError } from './errors.js';
 import type { AccountStore } from './store.js';
 import type { Account, Invoice } from './types.js';
 
@@ -212,7 +212,7 @@ class EmbeddedAccountStore implements AccountStore {
 
   private mustGet(accountId: string) {
     const stored = this.accounts.get(accountId);
-    if (!stored) throw new Error(`No account ${accountId}`);
+    if (!stored) throw new AccountNotFoundError(accountId);
     return stored;
   }
 
@@ -234,7 +234,7 @@ class EmbeddedAccountStore implements AccountStore {
     this.writing = write.catch(() => {});
     return write.catch((err) => {
       log.error('account store write failed', { file: this.file, error: (err as Error).message });
-      throw serviceUnavailable('The account store');
+      throw new StoreUnavailableError({ cause: err });
     });
   }
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { serviceUnavailable } from '../http/errors.js';
 import { log } from '../log.js';
 import type { PlanName } from '../plans.js';
+import { AccountNotFoundError, StoreUnavailableError } from './errors.js';
 import type { AccountStore } from './store.js';
 import type { Account, Invoice } from './types.js';
 
@@ -101,13 +101,13 @@ class RedisAccountStore implements AccountStore {
   readonly kind = 'redis' as const;
   constructor(private readonly redis: Scripted) {}
 
-  /** Every driver failure becomes the 503 of API.md §6. */
+  /** Every driver failure becomes a StoreUnavailableError (the 503 of API.md §6). */
   private async call<T>(op: () => Promise<T>): Promise<T> {
     try {
       return await op();
     } catch (err) {
       log.debug('account store call failed', { error: (err as Error).message });
-      throw serviceUnavailable('The account store');
+      throw new StoreUnavailableError({ cause: err });
     }
   }
 
@@ -150,14 +150,14 @@ class RedisAccountStore implements AccountStore {
   async replaceKey(accountId: string, newKeyHash: string) {
     await this.call(() => this.redis.set(apiKeyKey(newKeyHash), accountId));
     const old = await this.call(() => this.redis.swapKeyHash(acctKey(accountId), newKeyHash));
-    if (old === null) throw new Error(`No account ${accountId}`);
+    if (old === null) throw new AccountNotFoundError(accountId);
     if (old !== newKeyHash) await this.call(() => this.redis.del(apiKeyKey(old)));
   }
 
   async setPlan(accountId: string, plan: PlanName, planExpiresAt: number | null) {
     const args = planExpiresAt === null ? [1, 'plan', plan, 'plan_expires_at'] : [2, 'plan', plan, 'plan_expires_at', planExpiresAt];
     const flat = await this.call(() => this.redis.patchIfExists(acctKey(accountId), ...args));
-    if (!flat) throw new Error(`No account ${accountId}`);
+    if (!flat) throw new AccountNotFoundError(accountId);
     return parseAccount(pairsToObject(flat));
   }
 

@@ -4,7 +4,8 @@ import type { Account, Invoice } from './types.js';
 /**
  * Accounts, key hashes, per-UTC-day counters and invoices. Two implementations with identical
  * behaviour: Redis (REDIS_URL) and the embedded store persisted under DATA_DIR. A store that cannot
- * reach its backend throws ApiError 'service_unavailable' (never a raw driver error).
+ * reach its backend throws StoreUnavailableError, a change to an unknown account AccountNotFoundError
+ * (accounts/errors.ts; never a raw driver error).
  */
 export interface AccountStore {
   readonly kind: 'redis' | 'embedded';

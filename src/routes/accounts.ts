@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import { accountView } from '../accounts/account-view.js';
-import { utcDay, utcHour } from '../accounts/time.js';
+import { utcDay, utcHour } from '../time.js';
 import { clientIp } from '../auth/client-ip.js';
 import { generateApiKey, hashApiKey } from '../auth/keys.js';
 import type { AppDeps } from '../deps.js';

@@ -1,14 +1,14 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
-import { isoUtc, utcDay } from '../accounts/time.js';
+import { isoUtc, utcDay } from '../time.js';
 import { createPaymentProvider } from '../billing/index.js';
 import { handleIpn, IPN_STATUSES } from '../billing/ipn.js';
-import { PaymentProviderError, type PaymentProvider } from '../billing/provider.js';
+import type { PaymentProvider } from '../billing/provider.js';
 import { sandboxInvoicePage, sandboxPaymentIpn } from '../billing/sandbox.js';
 import { signIpn } from '../billing/signature.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
-import { ApiError, notFound } from '../http/errors.js';
+import { notFound } from '../http/errors.js';
 import { envelope as success, errorResponse } from '../http/openapi.js';
 import { PAID_PLANS, PLANS } from '../plans.js';
 
@@ -191,7 +191,8 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
     const plan = c.req.valid('json').plan as (typeof PAID_PLANS)[number];
     const account = c.get('account');
     const amount_usd = PLANS[plan].price_usd;
-    const created = await createInvoiceOr502(payments, { plan, amount_usd, account_id: account.id });
+    // A PaymentProviderError becomes the 502 of render-error.ts.
+    const created = await payments.createInvoice({ plan, amount_usd, account_id: account.id });
     const now = deps.clock.now();
     // Recorded only once the processor has answered: a failed creation leaves nothing pending.
     await deps.accounts.createInvoice({
@@ -214,15 +215,6 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
   });
 
   if (payments.name === 'sandbox') registerSandboxPages(app, deps, payments);
-}
-
-async function createInvoiceOr502(payments: PaymentProvider, request: Parameters<PaymentProvider['createInvoice']>[0]) {
-  try {
-    return await payments.createInvoice(request);
-  } catch (err) {
-    if (err instanceof PaymentProviderError) throw new ApiError('payment_provider_error', err.message);
-    throw err;
-  }
 }
 
 /**
