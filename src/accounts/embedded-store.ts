@@ -155,14 +155,6 @@ class EmbeddedAccountStore implements AccountStore {
     return publicAccount(stored);
   }
 
-  async incrementDaily(accountId: string, day: string) {
-    return this.bump(this.counters, `${accountId}|${day}`, 1);
-  }
-
-  async decrementDaily(accountId: string, day: string) {
-    this.bump(this.counters, `${accountId}|${day}`, -1);
-  }
-
   async getDaily(accountId: string, day: string) {
     return this.counters.get(`${accountId}|${day}`) ?? 0;
   }
@@ -170,11 +162,11 @@ class EmbeddedAccountStore implements AccountStore {
   async consumeDaily(accountId: string, day: string, limit: number) {
     const count = this.counters.get(`${accountId}|${day}`) ?? 0;
     if (count >= limit) return { allowed: false, count };
-    return { allowed: true, count: this.bump(this.counters, `${accountId}|${day}`, 1) };
+    return { allowed: true, count: this.increment(this.counters, `${accountId}|${day}`) };
   }
 
   async incrementRegistrations(ip: string, hour: string) {
-    return this.bump(this.registrations, `${ip}|${hour}`, 1);
+    return this.increment(this.registrations, `${ip}|${hour}`);
   }
 
   async createInvoice(invoice: Invoice) {
@@ -217,8 +209,8 @@ class EmbeddedAccountStore implements AccountStore {
   }
 
   /** Counter changes: in memory now, on disk within COUNTER_FLUSH_MS. */
-  private bump(map: Map<string, number>, key: string, by: number) {
-    const value = Math.max(0, (map.get(key) ?? 0) + by);
+  private increment(map: Map<string, number>, key: string) {
+    const value = (map.get(key) ?? 0) + 1;
     map.set(key, value);
     this.flushTimer ??= setTimeout(() => {
       this.flush().catch((err) => log.error('account store flush failed', { error: (err as Error).message }));

@@ -28,10 +28,6 @@ n = redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return {1, n}`;
 
-const DECREMENT_TO_ZERO = `
-if (tonumber(redis.call('GET', KEYS[1]) or '0')) > 0 then redis.call('DECR', KEYS[1]) end
-return 0`;
-
 /** HSET the pairs and HDEL the names after them, only if the hash exists; returns the hash or nil. */
 const PATCH_IF_EXISTS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
@@ -48,7 +44,6 @@ return old`;
 
 type Scripted = Redis & {
   consumeDaily(key: string, limit: number, ttl: number): Promise<[number, number]>;
-  decrementToZero(key: string): Promise<number>;
   patchIfExists(key: string, ...args: (string | number)[]): Promise<string[] | null>;
   swapKeyHash(key: string, newHash: string): Promise<string | null>;
 };
@@ -73,7 +68,6 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
   }) as Scripted;
   redis.defineCommand('consumeDaily', { numberOfKeys: 1, lua: CONSUME_DAILY });
-  redis.defineCommand('decrementToZero', { numberOfKeys: 1, lua: DECREMENT_TO_ZERO });
   redis.defineCommand('patchIfExists', { numberOfKeys: 1, lua: PATCH_IF_EXISTS });
   redis.defineCommand('swapKeyHash', { numberOfKeys: 1, lua: SWAP_KEY_HASH });
 
@@ -159,15 +153,6 @@ class RedisAccountStore implements AccountStore {
     const flat = await this.call(() => this.redis.patchIfExists(acctKey(accountId), ...args));
     if (!flat) throw new AccountNotFoundError(accountId);
     return parseAccount(pairsToObject(flat));
-  }
-
-  async incrementDaily(accountId: string, day: string) {
-    const result = await this.call(() => this.redis.multi().incr(dayKey(accountId, day)).expire(dayKey(accountId, day), 2 * DAY_SECONDS).exec());
-    return Number(result![0][1]);
-  }
-
-  async decrementDaily(accountId: string, day: string) {
-    await this.call(() => this.redis.decrementToZero(dayKey(accountId, day)));
   }
 
   async getDaily(accountId: string, day: string) {
