@@ -5,32 +5,23 @@
 
 /** The processor could not create an invoice (failed, timed out, answered nonsense); nothing is recorded. */
 export class PaymentProviderError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PaymentProviderError';
-  }
+  override name = 'PaymentProviderError';
 }
 
 /** An IPN whose `x-nowpayments-sig` is missing or does not cover its body: nothing in it is believed. */
 export class IpnSignatureError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'IpnSignatureError';
-  }
+  override name = 'IpnSignatureError';
 }
 
 /** A signed IPN that is not what BILLING.md describes; `field` names the offending member (or `body`). */
 export class IpnPayloadError extends Error {
+  override name = 'IpnPayloadError';
   constructor(readonly field: string, message: string) {
     super(message);
-    this.name = 'IpnPayloadError';
   }
 }
 
 /** An IPN that names no invoice of ours (its invoice_id and order_id must both match). */
 export class InvoiceNotFoundError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InvoiceNotFoundError';
-  }
+  override name = 'InvoiceNotFoundError';
 }
