@@ -121,16 +121,6 @@ describe(`engine (${TEST_BACKEND})`, () => {
     expect(await waitUntil(async () => (await running('cancel-me')) === 0, 1000)).toBe(true);
   });
 
-  it('cancels the engine query when the stream is destroyed before its first byte', async () => {
-    // An aggregate over 300 M rows: seconds of work before the one row it prints.
-    const stream = t.engine.stream('SELECT sum(b.n * x.number) FROM big AS b, numbers(100) AS x /* first-byte */', 'CSV');
-    stream.on('error', () => {});
-    stream.resume();
-    expect(await waitUntil(async () => (await running('first-byte')) === 1, 2000)).toBe(true);
-    stream.destroy();
-    expect(await waitUntil(async () => (await running('first-byte')) === 0, 1000)).toBe(true);
-  });
-
   it('reports an engine error that happens after the first bytes as a stream error', async () => {
     const stream = t.engine.stream('SELECT throwIf(n = 2500000, \'boom\') AS x FROM big', 'CSV');
     const error = await new Promise<Error | null>((resolve) => {
