@@ -1,13 +1,12 @@
-import { POLYMARKET_SAMPLES } from './support/samples.js';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseGammaMarkets } from '../src/ingest/gamma.js';
 import { fileSeq, Normalizer, type CheckpointPolicy } from '../src/ingest/normalizer.js';
 import type { MarketRow, SnapshotRow, TickRow } from '../src/ingest/rows.js';
+import { fixturePath } from './support/fixtures.js';
 
-const SAMPLES = POLYMARKET_SAMPLES;
-const frames = readFileSync(`${SAMPLES}/ws-frames.jsonl`, 'utf8').split('\n');
-const gamma = JSON.parse(readFileSync(`${SAMPLES}/gamma-markets.json`, 'utf8')) as unknown[];
+const frames = readFileSync(fixturePath('polymarket/ws-frames.jsonl'), 'utf8').split('\n');
+const gamma = JSON.parse(readFileSync(fixturePath('polymarket/gamma-markets.json'), 'utf8')) as unknown[];
 
 function run(lines: readonly string[], opts: { markets?: MarketRow[]; checkpoints?: CheckpointPolicy | false; sourceId?: string } = {}) {
   const ticks: TickRow[] = [];
