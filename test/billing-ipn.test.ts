@@ -70,6 +70,26 @@ describeEachStore('%s store', ({ redisUrl }) => {
       await unchanged();
     });
 
+    it('a signature of another body: 401 whatever member differs, nested ones included; nothing changes', async () => {
+      // The real IPN of another (cheaper) invoice, its signature sent with this invoice's members.
+      const other = ipnBody({ payment_id: String(Number(invoice.payment_id) + 1), order_id: 'th-order-other', amount_usd: 1 }, 'finished');
+      const signature = signIpn(other, SECRET);
+      const forged: Record<string, unknown>[] = [
+        { ...other, invoice_id: Number(invoice.payment_id) },
+        { ...other, order_id: invoice.order_id },
+        { ...other, invoice_id: Number(invoice.payment_id), order_id: invoice.order_id },
+        { ...other, invoice_id: Number(invoice.payment_id), order_id: invoice.order_id, price_amount: 59.9, actually_paid: 59.9, pay_amount: 59.9, outcome_amount: 59.9 },
+        { ...ipnBody(invoice, 'finished'), fee: { ...other.fee, serviceFee: 0.01 } },
+      ];
+      for (const body of forged) {
+        expect(await read(await b.ipn(body, signature))).toEqual({
+          status: 401,
+          body: { detail: { error: 'invalid_signature', message: 'The x-nowpayments-sig signature does not match the body.' } },
+        });
+      }
+      await unchanged();
+    });
+
     it('signed with another secret: 401', async () => {
       const body = ipnBody(invoice, 'finished');
       expect((await b.ipn(body, signIpn(body, 'guess'))).status).toBe(401);
