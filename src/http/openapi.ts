@@ -35,11 +35,11 @@ const ERROR_RESPONSES = {
   503: errorBody('service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry'),
 } as const;
 
-type ErrorStatus = keyof typeof ERROR_RESPONSES;
+type DocumentedErrorStatus = keyof typeof ERROR_RESPONSES;
 
 /** The documented error responses for `statuses` (500 is always possible and always included). */
-export function errorResponses<const S extends ErrorStatus>(...statuses: S[]): Pick<typeof ERROR_RESPONSES, S | 500> {
-  const picked: Partial<Record<ErrorStatus, (typeof ERROR_RESPONSES)[ErrorStatus]>> = { 500: ERROR_RESPONSES[500] };
+export function errorResponses<const S extends DocumentedErrorStatus>(...statuses: S[]): Pick<typeof ERROR_RESPONSES, S | 500> {
+  const picked: Partial<Record<DocumentedErrorStatus, (typeof ERROR_RESPONSES)[DocumentedErrorStatus]>> = { 500: ERROR_RESPONSES[500] };
   for (const status of statuses) picked[status] = ERROR_RESPONSES[status];
   return picked as Pick<typeof ERROR_RESPONSES, S | 500>;
 }
