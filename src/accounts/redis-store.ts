@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { serviceUnavailable } from '../http/errors.js';
 import { log } from '../log.js';
 import type { PlanName } from '../plans.js';
+import { AccountNotFoundError, StoreUnavailableError } from './errors.js';
 import type { AccountStore } from './store.js';
 import type { Account, Invoice } from './types.js';
 
@@ -28,10 +28,6 @@ n = redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return {1, n}`;
 
-const DECREMENT_TO_ZERO = `
-if (tonumber(redis.call('GET', KEYS[1]) or '0')) > 0 then redis.call('DECR', KEYS[1]) end
-return 0`;
-
 /** HSET the pairs and HDEL the names after them, only if the hash exists; returns the hash or nil. */
 const PATCH_IF_EXISTS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
@@ -48,7 +44,6 @@ return old`;
 
 type Scripted = Redis & {
   consumeDaily(key: string, limit: number, ttl: number): Promise<[number, number]>;
-  decrementToZero(key: string): Promise<number>;
   patchIfExists(key: string, ...args: (string | number)[]): Promise<string[] | null>;
   swapKeyHash(key: string, newHash: string): Promise<string | null>;
 };
@@ -73,7 +68,6 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
   }) as Scripted;
   redis.defineCommand('consumeDaily', { numberOfKeys: 1, lua: CONSUME_DAILY });
-  redis.defineCommand('decrementToZero', { numberOfKeys: 1, lua: DECREMENT_TO_ZERO });
   redis.defineCommand('patchIfExists', { numberOfKeys: 1, lua: PATCH_IF_EXISTS });
   redis.defineCommand('swapKeyHash', { numberOfKeys: 1, lua: SWAP_KEY_HASH });
 
@@ -101,13 +95,13 @@ class RedisAccountStore implements AccountStore {
   readonly kind = 'redis' as const;
   constructor(private readonly redis: Scripted) {}
 
-  /** Every driver failure becomes the 503 of API.md §6. */
+  /** Every driver failure becomes a StoreUnavailableError (the 503 of API.md §6). */
   private async call<T>(op: () => Promise<T>): Promise<T> {
     try {
       return await op();
     } catch (err) {
       log.debug('account store call failed', { error: (err as Error).message });
-      throw serviceUnavailable('The account store');
+      throw new StoreUnavailableError({ cause: err });
     }
   }
 
@@ -150,24 +144,15 @@ class RedisAccountStore implements AccountStore {
   async replaceKey(accountId: string, newKeyHash: string) {
     await this.call(() => this.redis.set(apiKeyKey(newKeyHash), accountId));
     const old = await this.call(() => this.redis.swapKeyHash(acctKey(accountId), newKeyHash));
-    if (old === null) throw new Error(`No account ${accountId}`);
+    if (old === null) throw new AccountNotFoundError(accountId);
     if (old !== newKeyHash) await this.call(() => this.redis.del(apiKeyKey(old)));
   }
 
   async setPlan(accountId: string, plan: PlanName, planExpiresAt: number | null) {
     const args = planExpiresAt === null ? [1, 'plan', plan, 'plan_expires_at'] : [2, 'plan', plan, 'plan_expires_at', planExpiresAt];
     const flat = await this.call(() => this.redis.patchIfExists(acctKey(accountId), ...args));
-    if (!flat) throw new Error(`No account ${accountId}`);
+    if (!flat) throw new AccountNotFoundError(accountId);
     return parseAccount(pairsToObject(flat));
-  }
-
-  async incrementDaily(accountId: string, day: string) {
-    const result = await this.call(() => this.redis.multi().incr(dayKey(accountId, day)).expire(dayKey(accountId, day), 2 * DAY_SECONDS).exec());
-    return Number(result![0][1]);
-  }
-
-  async decrementDaily(accountId: string, day: string) {
-    await this.call(() => this.redis.decrementToZero(dayKey(accountId, day)));
   }
 
   async getDaily(accountId: string, day: string) {
