@@ -1,18 +1,17 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { HTTPException } from 'hono/http-exception';
 import { dailyLimit, requireAuth } from './auth/middleware.js';
-import { EngineUnavailableError } from './clickhouse/errors.js';
 import { registerDashboard } from './dashboard/serve.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './http/context.js';
-import { ApiError, serviceUnavailable } from './http/errors.js';
+import { ApiError } from './http/errors.js';
 import { accessLog, requestId } from './http/middleware.js';
-import { log, setLogLevel } from './log.js';
+import { renderError } from './http/render-error.js';
+import { setLogLevel } from './log.js';
 import { engineBookReader } from './queries/book-reader.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
+import { registerClobRoutes } from './routes/clob.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMarketsRoutes } from './routes/markets.js';
 import { registerOhlcvRoutes } from './routes/ohlcv.js';
@@ -49,7 +48,8 @@ export function createApp(deps: AppDeps) {
   });
   // GET and HEAD carry no body. Skipping them matters: bodyLimit reads `c.req.raw.body`, which makes
   // the Node adapter build a full fetch Request for every data request (~0.1 ms of CPU each).
-  app.use('/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
+  // The Polymarket-compatible routes set their own limit (POST /books carries up to 500 token ids).
+  app.use('/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.path.startsWith('/v1/clob/') ? next() : limitBody(c, next)));
   const auth = requireAuth(deps);
   const counted = dailyLimit(deps);
   for (const path of DATA_PATHS) app.use(path, auth, counted);
@@ -59,7 +59,9 @@ export function createApp(deps: AppDeps) {
   registerAccountsRoutes(app, deps);
   registerBillingRoutes(app, deps);
   registerMarketsRoutes(app, deps);
-  registerOrderbookRoutes(app, deps, deps.books ?? engineBookReader(deps.engine));
+  const books = deps.books ?? engineBookReader(deps.engine);
+  registerOrderbookRoutes(app, deps, books);
+  registerClobRoutes(app, deps, books);
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);
   registerDashboard(app);
@@ -78,25 +80,4 @@ export function createApp(deps: AppDeps) {
   app.notFound((c) => c.json({ detail: { message: `Not found: ${c.req.method} ${c.req.path}` } }, 404));
   app.onError((err, c) => renderError(err, c));
   return app;
-}
-
-/** The one place errors become responses (API.md §6). */
-function renderError(err: Error, c: Context<AppEnv>) {
-  let apiError: ApiError;
-  if (err instanceof ApiError) apiError = err;
-  else if (err instanceof EngineUnavailableError) apiError = serviceUnavailable('ClickHouse');
-  else if (err instanceof HTTPException && err.status === 400) {
-    // Hono's JSON body parser: a body that is not JSON.
-    apiError = new ApiError('invalid_parameter', 'The request body must be a JSON object.', { param: 'body' });
-  } else if (c.req.raw.signal?.aborted) {
-    // The client went away (its engine query was cancelled with it): nobody reads this answer.
-    log.info('client closed request', { request_id: c.get('requestId'), path: c.req.path });
-    return c.body(null, 499 as 400);
-  } else {
-    const requestId = c.get('requestId');
-    log.error('unhandled error', { request_id: requestId, error: err.stack ?? String(err) });
-    apiError = new ApiError('internal_error', 'Internal error; quote request_id when reporting it.', { request_id: requestId });
-  }
-  for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);
-  return c.json(apiError.body(), apiError.status as 400);
 }
