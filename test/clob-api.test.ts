@@ -17,7 +17,7 @@ import { startDataApp, type DataApp } from './support/data-app.js';
 const T0 = 1_766_000_040_000;
 const S = 1000;
 const A = '111'; // market 0xm1, Gamma metadata: orderMinSize 15, tick 0.001, negRisk true
-const B = '222'; // market 0xm2, no metadata: Polymarket's defaults
+const B = '222'; // market 0xm2, metadata without trading rules: Polymarket's defaults
 const C = '333'; // trades only, never a book
 const frames = [
   // Wire order: bids ascending, asks descending.
@@ -29,7 +29,11 @@ const frames = [
   { event_type: 'last_trade_price', asset_id: A, market: '0xm1', price: '0.46', side: 'SELL', size: '3', fee_rate_bps: '0', timestamp: String(T0 + 120 * S) },
   { event_type: 'last_trade_price', asset_id: C, market: '0xm3', price: '0.3', side: 'BUY', size: '1', fee_rate_bps: '0', timestamp: String(T0 + 150 * S) },
 ].map((f) => JSON.stringify(f));
-const gamma = [{ conditionId: '0xm1', question: 'Q?', slug: 'q', outcomes: '["Yes","No"]', clobTokenIds: `["${A}","112"]`, orderMinSize: 15, orderPriceMinTickSize: 0.001, negRisk: true, updatedAt: '2025-12-01T00:00:00Z' }];
+const gamma = [
+  { conditionId: '0xm1', question: 'Q?', slug: 'q', outcomes: '["Yes","No"]', clobTokenIds: `["${A}","112"]`, orderMinSize: 15, orderPriceMinTickSize: 0.001, negRisk: true, updatedAt: '2025-12-01T00:00:00Z' },
+  // Metadata without trading rules: B answers Polymarket's defaults.
+  { conditionId: '0xm2', question: 'R?', slug: 'r', outcomes: '["Up","Down"]', clobTokenIds: `["${B}","223"]`, updatedAt: '2025-12-01T00:00:00Z' },
+];
 
 let d: DataApp;
 const NOW = T0 + 3 * 86_400_000;
@@ -64,6 +68,21 @@ describe('the hash of a book summary', () => {
     const state = { market: real.market, timestamp: Number(real.timestamp), book: OrderBook.of(levels(real.bids), levels(real.asks)) };
     const summary = bookSummary(real.asset_id, state, { min_order_size: 5, tick_size: 0.001, neg_risk: true }, null);
     expect(JSON.stringify(summary)).toBe(JSON.stringify(real));
+  });
+});
+
+describe('market trading rules', () => {
+  it('are stored from Gamma (NULL when absent), and re-replaying the same metadata stores no new rows', async () => {
+    const stored = () => d.te.engine.rows<Record<string, unknown>>('SELECT asset_id, min_order_size, tick_size, neg_risk FROM markets ORDER BY asset_id');
+    const before = await stored();
+    expect(before).toEqual([
+      { asset_id: A, min_order_size: 15, tick_size: 0.001, neg_risk: true },
+      { asset_id: '112', min_order_size: 15, tick_size: 0.001, neg_risk: true },
+      { asset_id: B, min_order_size: null, tick_size: null, neg_risk: null },
+      { asset_id: '223', min_order_size: null, tick_size: null, neg_risk: null },
+    ]);
+    await replayLines(d.te.engine, [], { sourceId: 'clob-api-metadata-again', markets: gamma });
+    expect(await stored()).toEqual(before);
   });
 });
 
