@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import { Chain, ClobClient, PriceHistoryInterval, Side, type OrderBookSummary } from '@polymarket/clob-client';
+import { Chain, ClobClient, PriceHistoryInterval, Side, type MarketPrice, type OrderBookSummary } from '@polymarket/clob-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/replay.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
@@ -60,6 +60,9 @@ function instantsOf(asset: string): number[] {
   const burst = times.find((t, i) => i > 0 && times[i - 1] === t) ?? times[1];
   return [...new Set([burst, burst - 1, ...picks, picks[1] + 1, stream.end + 1000])];
 }
+
+/** The client declares `MarketPrice[]`, but hands back what the server sends: Polymarket's `{"history": [...]}`. */
+const history = (answer: MarketPrice[]) => answer as unknown as { history: MarketPrice[] };
 
 const rules = (asset: string) => (asset === '1001' || asset === '1002' ? { min_order_size: '15', tick_size: '0.001', neg_risk: true } : { min_order_size: '5', tick_size: '0.01', neg_risk: false });
 const asNumbers = (levels: { price: string; size: string }[]) => levels.map((l) => ({ price: Number(l.price), size: Number(l.size) }));
@@ -136,13 +139,13 @@ describe('@polymarket/clob-client against the time machine', () => {
         const c = client(at);
         const startTs = Math.floor(stream.start / 1000) - 30.25;
         for (const fidelity of [1, 5]) {
-          const got = await c.getPricesHistory({ market: asset, startTs, endTs: Math.ceil(stream.end / 1000) + 60, fidelity });
+          const got = history(await c.getPricesHistory({ market: asset, startTs, endTs: Math.ceil(stream.end / 1000) + 60, fidelity }));
           const want = await v1(`/v1/prices-history?asset_id=${asset}&start=${Math.round(startTs * 1000)}&end=${at}&fidelity=${fidelity * 60}&limit=10000`);
           expect(got).toEqual({ history: want.body.data });
           expect(got.history.length).toBeGreaterThan(0);
-          expect(got.history.every((p: { t: number }) => p.t * 1000 <= at)).toBe(true);
+          expect(got.history.every((p) => p.t * 1000 <= at)).toBe(true);
         }
-        const hour = await c.getPricesHistory({ market: asset, interval: PriceHistoryInterval.ONE_HOUR, fidelity: 1 });
+        const hour = history(await c.getPricesHistory({ market: asset, interval: PriceHistoryInterval.ONE_HOUR, fidelity: 1 }));
         const want = await v1(`/v1/prices-history?asset_id=${asset}&start=${at - 3_600_000}&end=${at}&fidelity=60&limit=10000`);
         expect(hour).toEqual({ history: want.body.data });
       }

@@ -288,9 +288,9 @@ function levelPairs(levels: readonly Level[]): string {
   return out + ']';
 }
 
-/** Unknown trading rules are absent on a parsed row and NULL on a stored one: both key as null. */
+/** Unknown trading rules are absent on a parsed row and NULL on a stored one: JSON writes both as null. */
 function marketKey(r: MarketRow): string {
-  return JSON.stringify([r.asset_id, r.market, r.outcome, r.question, r.slug, r.min_order_size ?? null, r.tick_size ?? null, r.neg_risk ?? null, r.updated_at]);
+  return JSON.stringify([r.asset_id, r.market, r.outcome, r.question, r.slug, r.min_order_size, r.tick_size, r.neg_risk, r.updated_at]);
 }
 
 function marketJson(r: MarketRow): string {
