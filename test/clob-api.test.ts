@@ -124,6 +124,10 @@ describe('GET /book and POST /books', () => {
     expect(fiveHundred.status).toBe(200);
     expect(fiveHundred.body).toHaveLength(500);
     expect(await post(`${base(T0)}/books`, [...many, { token_id: A }])).toMatchObject({ status: 400, body: { error: 'Invalid payload: at most 500 token ids' } });
+    // 500 real-length (77-digit) token ids with sides: ~60 KB, over the 16 KiB limit of /v1 bodies.
+    const real = Array.from({ length: 500 }, (_, i) => ({ token_id: String(i).padStart(77, '7'), side: 'SELL' }));
+    expect(JSON.stringify(real).length).toBeGreaterThan(50_000);
+    expect(await post(`${base(T0)}/books`, real)).toEqual(expect.objectContaining({ status: 200, body: [] }));
   });
 });
 
