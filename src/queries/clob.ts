@@ -13,10 +13,21 @@ SELECT asset_id, min_order_size, tick_size, neg_risk
 FROM markets FINAL
 WHERE asset_id IN {ids:Array(String)}`;
 
+/**
+ * Ids per query: the bound parameter travels in the URL, which servers limit (Node's HTTP parser at
+ * 16 KB of request head); 100 real token ids (77 digits, URL-encoded with quotes) take ~9 KB.
+ */
+const IDS_PER_QUERY = 100;
+
 /** The stated trading rules of each token that has metadata (tokens without any are absent). */
 export async function tradingRules(engine: Engine, assetIds: readonly string[], signal?: AbortSignal): Promise<Map<string, TradingRules>> {
-  const rows = await engine.rows<TradingRules & { asset_id: string }>(RULES_SQL, { params: { ids: [...new Set(assetIds)] }, signal });
-  return new Map(rows.map(({ asset_id, ...rules }) => [asset_id, rules]));
+  const ids = [...new Set(assetIds)];
+  const rules = new Map<string, TradingRules>();
+  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
+    const rows = await engine.rows<TradingRules & { asset_id: string }>(RULES_SQL, { params: { ids: ids.slice(i, i + IDS_PER_QUERY) }, signal });
+    for (const { asset_id, ...stated } of rows) rules.set(asset_id, stated);
+  }
+  return rules;
 }
 
 /**

@@ -5,7 +5,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { assertInHistoryWindow, checkHistoryWindow } from '../auth/history-window.js';
 import { dailyLimit, requirePathKey } from '../auth/middleware.js';
 import { quoteOf, type BookState } from '../book/index.js';
-import { bookSummary, decimalText, effectiveRules } from '../clob/book-summary.js';
+import { bookSummary, decimalText, effectiveRules, type BookSummary } from '../clob/book-summary.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, notFound } from '../http/errors.js';
@@ -265,19 +265,21 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
   clob.openapi(booksRoute, async (c) => {
     const at = instantOf(c, c.req.valid('param').instant);
     const tokens = c.req.valid('json').map((item) => item.token_id);
-    const rules = await tradingRules(engine, tokens, c.req.raw.signal);
-    const summaries: (Awaited<ReturnType<typeof summaryOf>> | null)[] = new Array(tokens.length).fill(null);
-    for (let i = 0; i < tokens.length; i += BOOKS_IN_FLIGHT) {
+    // A token listed twice is read once.
+    const unique = [...new Set(tokens)];
+    const rules = await tradingRules(engine, unique, c.req.raw.signal);
+    const summaries = new Map<string, BookSummary>();
+    for (let i = 0; i < unique.length; i += BOOKS_IN_FLIGHT) {
       await Promise.all(
-        tokens.slice(i, i + BOOKS_IN_FLIGHT).map(async (token, k) => {
+        unique.slice(i, i + BOOKS_IN_FLIGHT).map(async (token) => {
           const state = await books.at(token, at, c.req.raw.signal);
           if (!state) return;
           if (at === null) assertInHistoryWindow(c, state.timestamp);
-          summaries[i + k] = await summaryOf(c, token, state, at, rules);
+          summaries.set(token, await summaryOf(c, token, state, at, rules));
         }),
       );
     }
-    return c.json(summaries.filter((s) => s !== null), 200);
+    return c.json(tokens.flatMap((token) => summaries.get(token) ?? []), 200);
   });
 
   clob.openapi(priceRoute, async (c) => {
