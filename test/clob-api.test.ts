@@ -197,7 +197,24 @@ describe('prices-history', () => {
     expect((await history(T0 + 100 * S, 'interval=max&fidelity=60')).body).toEqual({ history: [{ t: 1765998000, p: 0.505 }] });
     expect((await history(T0 + 200 * S, `startTs=${(T0 + 300 * S) / S}`)).body).toEqual({ history: [] });
     expect((await history(T0 - 1, 'interval=1d')).body).toEqual({ history: [] });
+    expect((await history('latest', `startTs=${T0 / S}`)).body).toEqual((await history(T0 + 200 * S, `startTs=${T0 / S}`)).body);
   });
+
+  it('at most 100,000 points: more is a 400 asking for a larger fidelity', async () => {
+    // 100,001 ticks one minute apart, ending one minute before T0 (straight into ticks: only the count matters).
+    const first = T0 - 100_001 * 60 * S;
+    await d.te.engine.command(
+      `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market)
+       SELECT '444', fromUnixTimestamp64Milli(toInt64({first:Int64} + number * 60000), 'UTC'), number, 'last_trade_price', 'YES', 0.4, 0.6, 0.5, 1, 'BUY', '0xm4'
+       FROM numbers(100001)`,
+      { params: { first } },
+    );
+    const query = (fidelity: number) => call(`${base(T0)}/prices-history?market=444&startTs=${first / S}&fidelity=${fidelity}`);
+    expect(await query(1)).toMatchObject({ status: 400, body: { error: 'More than 100000 points: use a larger fidelity or a shorter range.' } });
+    const { status, body } = await query(2);
+    expect(status).toBe(200);
+    expect(body.history).toHaveLength(50_001);
+  }, 60_000);
 });
 
 describe('errors, in Polymarket shape', () => {

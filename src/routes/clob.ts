@@ -5,7 +5,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { assertInHistoryWindow, checkHistoryWindow } from '../auth/history-window.js';
 import { dailyLimit, requirePathKey } from '../auth/middleware.js';
 import { quoteOf, type BookState } from '../book/index.js';
-import { bookSummary, decimalText, effectiveRules, type BookSummary } from '../clob/book-summary.js';
+import { bookSummary, decimalText, effectiveRules, type BookSummary, type TradingRules } from '../clob/book-summary.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, notFound } from '../http/errors.js';
@@ -26,9 +26,9 @@ const BASE = '/v1/clob/:key/at/:instant';
 const ENDPOINTS = ['book', 'books', 'price', 'midpoint', 'spread', 'last-trade-price', 'tick-size', 'neg-risk', 'prices-history'];
 
 /** At most this many tokens per `POST /books` (Polymarket's batch limit). */
-export const MAX_BOOKS = 500;
+const MAX_BOOKS = 500;
 /** At most this many `prices-history` points per answer; more is a 400 asking for a larger fidelity. */
-export const MAX_HISTORY_POINTS = 100_000;
+const MAX_HISTORY_POINTS = 100_000;
 /** Books read at once for `POST /books` (the engine pool runs a few queries at a time). */
 const BOOKS_IN_FLIGHT = 8;
 
@@ -249,7 +249,7 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
     if (at === null) assertInHistoryWindow(c, state.timestamp);
     return state;
   };
-  const summaryOf = async (c: Context<AppEnv>, token: string, state: BookState, at: number | null, rules: Awaited<ReturnType<typeof tradingRules>>) => {
+  const summaryOf = async (c: Context<AppEnv>, token: string, state: BookState, at: number | null, rules: Map<string, TradingRules>) => {
     const trade = await lastTradeAt(engine, token, at, c.req.raw.signal);
     return bookSummary(token, state, rules.get(token), trade?.price ?? null);
   };
