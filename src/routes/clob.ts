@@ -99,22 +99,27 @@ const BookSummarySchema = z
   })
   .openapi('PolymarketOrderBookSummary');
 
-/** Method, path under the base, tag and summary of a route. */
-const route = <const M extends 'get' | 'post', const P extends string>(method: M, name: P, summary: string) => ({
+/**
+ * Method, path under the base, operation id, tag and summary of a route. No `security`: the key is
+ * a path parameter (these clients send no header).
+ */
+const route = <const M extends 'get' | 'post', const P extends string>(method: M, name: P, operationId: string, summary: string) => ({
   method,
   path: `/v1/clob/{key}/at/{instant}/${name}` as const,
+  operationId,
   tags: ['polymarket'],
   summary,
+  security: [],
 });
 
 const bookRoute = createRoute({
-  ...route('get', 'book', 'Polymarket `GET /book` at the instant: the whole reconstructed book'),
+  ...route('get', 'book', 'getClobBook', 'Polymarket `GET /book` at the instant: the whole reconstructed book'),
   request: { params: PathParams, query: TokenQuery },
   responses: { 200: json('OrderBookSummary', BookSummarySchema), ...errorResponses, ...noBookResponse },
 });
 
 const booksRoute = createRoute({
-  ...route('post', 'books', `Polymarket \`POST /books\`: up to ${MAX_BOOKS} books; tokens without a book at the instant are left out`),
+  ...route('post', 'books', 'getClobBooks', `Polymarket \`POST /books\`: up to ${MAX_BOOKS} books; tokens without a book at the instant are left out`),
   request: {
     params: PathParams,
     body: {
@@ -132,7 +137,7 @@ const booksRoute = createRoute({
 });
 
 const priceRoute = createRoute({
-  ...route('get', 'price', 'Polymarket `GET /price`: the best bid for BUY, the best ask for SELL (0 / 1 for an empty side)'),
+  ...route('get', 'price', 'getClobPrice', 'Polymarket `GET /price`: the best bid for BUY, the best ask for SELL (0 / 1 for an empty side)'),
   request: {
     params: PathParams,
     query: TokenQuery.extend({ side: param('Invalid side', (raw) => (raw === 'BUY' || raw === 'SELL' ? raw : undefined)).openapi({ type: 'string', enum: ['BUY', 'SELL'] }) }),
@@ -141,19 +146,19 @@ const priceRoute = createRoute({
 });
 
 const midpointRoute = createRoute({
-  ...route('get', 'midpoint', 'Polymarket `GET /midpoint`: (best bid + best ask) / 2, as `/v1/price`'),
+  ...route('get', 'midpoint', 'getClobMidpoint', 'Polymarket `GET /midpoint`: (best bid + best ask) / 2, as `/v1/price`'),
   request: { params: PathParams, query: TokenQuery },
   responses: { 200: json('Midpoint, a string', z.object({ mid: z.string() })), ...errorResponses, ...noBookResponse },
 });
 
 const spreadRoute = createRoute({
-  ...route('get', 'spread', 'Polymarket `GET /spread`: best ask − best bid, as `/v1/price`'),
+  ...route('get', 'spread', 'getClobSpread', 'Polymarket `GET /spread`: best ask − best bid, as `/v1/price`'),
   request: { params: PathParams, query: TokenQuery },
   responses: { 200: json('Spread, a string', z.object({ spread: z.string() })), ...errorResponses, ...noBookResponse },
 });
 
 const lastTradeRoute = createRoute({
-  ...route('get', 'last-trade-price', 'Polymarket `GET /last-trade-price`: the last trade at or before the instant (taker side); "0.5" and "" when the token has a book but no trade yet'),
+  ...route('get', 'last-trade-price', 'getClobLastTradePrice', 'Polymarket `GET /last-trade-price`: the last trade at or before the instant (taker side); "0.5" and "" when the token has a book but no trade yet'),
   request: { params: PathParams, query: TokenQuery },
   responses: {
     200: json('Price and side', z.object({ price: z.string(), side: z.enum(['BUY', 'SELL', '']) })),
@@ -163,13 +168,13 @@ const lastTradeRoute = createRoute({
 });
 
 const tickSizeRoute = createRoute({
-  ...route('get', 'tick-size', 'Polymarket `GET /tick-size`: from market metadata, else Polymarket’s default 0.01'),
+  ...route('get', 'tick-size', 'getClobTickSize', 'Polymarket `GET /tick-size`: from market metadata, else Polymarket’s default 0.01'),
   request: { params: PathParams, query: TokenQuery },
   responses: { 200: json('Tick size, a number', z.object({ minimum_tick_size: z.number() })), ...errorResponses, ...noBookResponse },
 });
 
 const negRiskRoute = createRoute({
-  ...route('get', 'neg-risk', 'Polymarket `GET /neg-risk`: from market metadata, else false'),
+  ...route('get', 'neg-risk', 'getClobNegRisk', 'Polymarket `GET /neg-risk`: from market metadata, else false'),
   request: { params: PathParams, query: TokenQuery },
   responses: { 200: json('Neg risk', z.object({ neg_risk: z.boolean() })), ...errorResponses, ...noBookResponse },
 });
@@ -178,6 +183,7 @@ const pricesHistoryRoute = createRoute({
   ...route(
     'get',
     'prices-history',
+    'getClobPricesHistory',
     'Polymarket `GET /prices-history`: the midpoint after the last tick of each `fidelity`-minute bucket (as `/v1/prices-history`), never a point after the instant',
   ),
   request: {
