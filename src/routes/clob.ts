@@ -79,7 +79,14 @@ const errorResponses = {
   400: json('Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)', ErrorSchema),
   401: json('Unknown API key in the path', ErrorSchema),
   403: json('The instant (or `startTs`) is outside the plan’s history window', ErrorSchema),
-  429: json('Daily request limit reached; `Retry-After` says when it resets', ErrorSchema),
+  429: {
+    ...json('Daily request limit reached', ErrorSchema),
+    headers: { 'Retry-After': { description: 'Seconds until the limit resets (00:00 UTC)', schema: { type: 'integer' as const } } },
+  },
+  503: {
+    ...json('ClickHouse is unavailable; retry shortly', ErrorSchema),
+    headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' as const } } },
+  },
 };
 const noBookResponse = { 404: json('The token has no book at that instant', ErrorSchema) };
 
@@ -133,7 +140,11 @@ const booksRoute = createRoute({
       },
     },
   },
-  responses: { 200: json('One OrderBookSummary per token that has a book, in request order', z.array(BookSummarySchema)), ...errorResponses },
+  responses: {
+    200: json('One OrderBookSummary per token that has a book, in request order', z.array(BookSummarySchema)),
+    ...errorResponses,
+    413: json('The body is larger than 128 KiB', ErrorSchema),
+  },
 });
 
 const priceRoute = createRoute({

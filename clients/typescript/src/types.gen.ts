@@ -896,9 +896,13 @@ export type GetClobBookErrors = {
      */
     404: PolymarketError;
     /**
-     * Daily request limit reached; `Retry-After` says when it resets
+     * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
 };
 
 export type GetClobBookError = GetClobBookErrors[keyof GetClobBookErrors];
@@ -945,9 +949,17 @@ export type GetClobBooksErrors = {
      */
     403: PolymarketError;
     /**
-     * Daily request limit reached; `Retry-After` says when it resets
+     * The body is larger than 128 KiB
+     */
+    413: PolymarketError;
+    /**
+     * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
 };
 
 export type GetClobBooksError = GetClobBooksErrors[keyof GetClobBooksErrors];
@@ -998,9 +1010,13 @@ export type GetClobPriceErrors = {
      */
     404: PolymarketError;
     /**
-     * Daily request limit reached; `Retry-After` says when it resets
+     * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
 };
 
 export type GetClobPriceError = GetClobPriceErrors[keyof GetClobPriceErrors];
@@ -1052,9 +1068,13 @@ export type GetClobMidpointErrors = {
      */
     404: PolymarketError;
     /**
-     * Daily request limit reached; `Retry-After` says when it resets
+     * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
 };
 
 export type GetClobMidpointError = GetClobMidpointErrors[keyof GetClobMidpointErrors];
@@ -1106,9 +1126,13 @@ export type GetClobSpreadErrors = {
      */
     404: PolymarketError;
     /**
-     * Daily request limit reached; `Retry-After` says when it resets
+     * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
 };
 
 export type GetClobSpreadError = GetClobSpreadErrors[keyof GetClobSpreadErrors];
@@ -1160,9 +1184,13 @@ export type GetClobLastTradePriceErrors = {
      */
     404: PolymarketError;
     /**
-     * Daily request limit reached; `Retry-After` says when it resets
+     * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
 };
 
 export type GetClobLastTradePriceError = GetClobLastTradePriceErrors[keyof GetClobLastTradePriceErrors];
@@ -1215,9 +1243,13 @@ export type GetClobTickSizeErrors = {
      */
     404: PolymarketError;
     /**
-     * Daily request limit reached; `Retry-After` says when it resets
+     * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
 };
 
 export type GetClobTickSizeError = GetClobTickSizeErrors[keyof GetClobTickSizeErrors];
@@ -1269,9 +1301,13 @@ export type GetClobNegRiskErrors = {
      */
     404: PolymarketError;
     /**
-     * Daily request limit reached; `Retry-After` says when it resets
+     * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
 };
 
 export type GetClobNegRiskError = GetClobNegRiskErrors[keyof GetClobNegRiskErrors];
@@ -1332,9 +1368,13 @@ export type GetClobPricesHistoryErrors = {
      */
     403: PolymarketError;
     /**
-     * Daily request limit reached; `Retry-After` says when it resets
+     * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
 };
 
 export type GetClobPricesHistoryError = GetClobPricesHistoryErrors[keyof GetClobPricesHistoryErrors];
