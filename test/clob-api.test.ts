@@ -6,6 +6,7 @@ import { bookSummary } from '../src/clob/book-summary.js';
 import { replayLines } from '../src/ingest/replay.js';
 import { setLogLevel } from '../src/log.js';
 import { startDataApp, type DataApp } from './support/data-app.js';
+import { fixturePath } from './support/fixtures.js';
 
 /**
  * The Polymarket-compatible read API (TIME-MACHINE.md §2) on a small hand-written stream: exact
@@ -62,8 +63,8 @@ const bookA = (timestamp: number, bids: object[], asks: object[], last: string) 
   withHash({ market: '0xm1', asset_id: A, timestamp: String(timestamp), hash: '', bids, asks, min_order_size: '15', tick_size: '0.001', neg_risk: true, last_trade_price: last });
 
 describe('the hash of a book summary', () => {
-  it('equals the exchange hash of a real /book answer (test/fixtures/polymarket-rest-book.json)', () => {
-    const real = JSON.parse(readFileSync(new URL('./fixtures/polymarket-rest-book.json', import.meta.url), 'utf8'));
+  it('equals the exchange hash of a real /book answer (test/fixtures/polymarket/rest-book.json)', () => {
+    const real = JSON.parse(readFileSync(fixturePath('polymarket/rest-book.json'), 'utf8'));
     const levels = (xs: { price: string; size: string }[]) => xs.map((l) => ({ price: Number(l.price), size: Number(l.size) }));
     const state = { market: real.market, timestamp: Number(real.timestamp), book: OrderBook.of(levels(real.bids), levels(real.asks)) };
     const summary = bookSummary(real.asset_id, state, { min_order_size: 5, tick_size: 0.001, neg_risk: true }, null);
