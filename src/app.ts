@@ -11,6 +11,7 @@ import { setLogLevel } from './log.js';
 import { engineBookReader } from './queries/book-reader.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
+import { registerClobRoutes } from './routes/clob.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMarketsRoutes } from './routes/markets.js';
 import { registerOhlcvRoutes } from './routes/ohlcv.js';
@@ -47,7 +48,8 @@ export function createApp(deps: AppDeps) {
   });
   // GET and HEAD carry no body. Skipping them matters: bodyLimit reads `c.req.raw.body`, which makes
   // the Node adapter build a full fetch Request for every data request (~0.1 ms of CPU each).
-  app.use('/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
+  // The Polymarket-compatible routes set their own limit (POST /books carries up to 500 token ids).
+  app.use('/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.path.startsWith('/v1/clob/') ? next() : limitBody(c, next)));
   const auth = requireAuth(deps);
   const counted = dailyLimit(deps);
   for (const path of DATA_PATHS) app.use(path, auth, counted);
@@ -57,7 +59,9 @@ export function createApp(deps: AppDeps) {
   registerAccountsRoutes(app, deps);
   registerBillingRoutes(app, deps);
   registerMarketsRoutes(app, deps);
-  registerOrderbookRoutes(app, deps, deps.books ?? engineBookReader(deps.engine));
+  const books = deps.books ?? engineBookReader(deps.engine);
+  registerOrderbookRoutes(app, deps, books);
+  registerClobRoutes(app, deps, books);
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);
   registerDashboard(app);

@@ -100,8 +100,8 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
     const newsomMarket = '0x0f49db97f71c68b1e42a6d16e3de93d85dbf7d4148e3f018eb79e88554be9f75';
     const nvdaQ = 'Will NVIDIA (NVDA) close above $240 end of January?';
     expect(markets).toEqual([
-      { asset_id: '54533043819946592547517511176940999955633860128497669742211153063842200957669', market: newsomMarket, outcome: 'Yes', question: newsom, slug: newsomSlug, updated_at: Date.parse('2026-06-14T11:04:26.005Z') },
-      { asset_id: '87854174148074652060467921081181402357467303721471806610111179101805869578687', market: newsomMarket, outcome: 'No', question: newsom, slug: newsomSlug, updated_at: Date.parse('2026-06-14T11:04:26.005Z') },
+      { asset_id: '54533043819946592547517511176940999955633860128497669742211153063842200957669', market: newsomMarket, outcome: 'Yes', question: newsom, slug: newsomSlug, min_order_size: 5, tick_size: 0.001, neg_risk: true, updated_at: Date.parse('2026-06-14T11:04:26.005Z') },
+      { asset_id: '87854174148074652060467921081181402357467303721471806610111179101805869578687', market: newsomMarket, outcome: 'No', question: newsom, slug: newsomSlug, min_order_size: 5, tick_size: 0.001, neg_risk: true, updated_at: Date.parse('2026-06-14T11:04:26.005Z') },
       { asset_id: '76043073756653678226373981964075571318267289248134717369284518995922789326425', market: NVDA, outcome: 'Yes', question: nvdaQ, slug: 'nvda-above-240-on-january-30-2026', updated_at: 1766790415550 },
       { asset_id: '31690934263385727664202099278545688007799199447969475608906331829650099442770', market: NVDA, outcome: 'No', question: nvdaQ, slug: 'nvda-above-240-on-january-30-2026', updated_at: 1766790415550 },
     ]);

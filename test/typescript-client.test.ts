@@ -73,6 +73,8 @@ describe('every read endpoint through the generated client', () => {
   });
 
   const range = { asset_id: ASSET, start: START, end: NOW };
+  const CLOB = `/v1/clob/{key}/at/${NOW - 1_000_000}`;
+  const clobPath = () => ({ key: t.key, instant: String(NOW - 1_000_000) });
   /** Each GET operation of the document: its client call and the same request as a plain URL. */
   const calls: Record<string, { call: () => Promise<{ response: Response; data?: unknown; error?: unknown }>; url: string; text?: boolean }> = {
     getHealth: { call: () => sdk.getHealth({ client }), url: '/healthz' },
@@ -96,6 +98,18 @@ describe('every read endpoint through the generated client', () => {
     getTicks: { call: () => sdk.getTicks({ client, query: { ...range, limit: 50 } }), url: `/v1/ticks?asset_id=${ASSET}&start=${START}&end=${NOW}&limit=50` },
     exportTicks: { call: () => sdk.exportTicks({ client, query: range, parseAs: 'text' }), url: `/v1/ticks/export?asset_id=${ASSET}&start=${START}&end=${NOW}`, text: true },
     getCandles: { call: () => sdk.getCandles({ client, query: { asset_id: ASSET, resolution: '5m', start: START } }), url: `/v1/ohlcv?asset_id=${ASSET}&resolution=5m&start=${START}` },
+    // Polymarket-compatible: the key is a path segment ({key} below is the test key).
+    getClobBook: { call: () => sdk.getClobBook({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/book?token_id=${ASSET}` },
+    getClobPrice: { call: () => sdk.getClobPrice({ client, path: clobPath(), query: { token_id: ASSET, side: 'SELL' } }), url: `${CLOB}/price?token_id=${ASSET}&side=SELL` },
+    getClobMidpoint: { call: () => sdk.getClobMidpoint({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/midpoint?token_id=${ASSET}` },
+    getClobSpread: { call: () => sdk.getClobSpread({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/spread?token_id=${ASSET}` },
+    getClobLastTradePrice: { call: () => sdk.getClobLastTradePrice({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/last-trade-price?token_id=${ASSET}` },
+    getClobTickSize: { call: () => sdk.getClobTickSize({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/tick-size?token_id=${ASSET}` },
+    getClobNegRisk: { call: () => sdk.getClobNegRisk({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/neg-risk?token_id=${ASSET}` },
+    getClobPricesHistory: {
+      call: () => sdk.getClobPricesHistory({ client, path: clobPath(), query: { market: ASSET, startTs: START / 1000, fidelity: 10 } }),
+      url: `${CLOB}/prices-history?market=${ASSET}&startTs=${START / 1000}&fidelity=10`,
+    },
   };
 
   it('has a call for every GET operation of the document', async () => {
@@ -108,7 +122,7 @@ describe('every read endpoint through the generated client', () => {
   for (const [operationId, { call, url, text }] of Object.entries(calls)) {
     it(`${operationId} answers exactly what a plain request answers`, async () => {
       const viaClient = await call();
-      const plain = await fetch(`${base}${url}`, { headers: { authorization: `Bearer ${t.key}` } });
+      const plain = await fetch(`${base}${url.replace('{key}', t.key)}`, { headers: { authorization: `Bearer ${t.key}` } });
       expect(viaClient.response.status).toBe(200);
       expect(plain.status).toBe(200);
       expect(viaClient.error).toBeUndefined();

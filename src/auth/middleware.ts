@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { effectivePlan } from '../accounts/effective-plan.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
@@ -17,19 +17,37 @@ const invalidKey = () => new ApiError('invalid_api_key', 'A valid API key is req
  * store that cannot be reached → 503 (the store throws it).
  */
 export function requireAuth(deps: AuthDeps): MiddlewareHandler<AppEnv> {
-  const prefix = deps.config.API_KEY_PREFIX;
   return async function requireAuth(c, next) {
     const match = /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '');
-    if (!match || !looksLikeApiKey(match[1], prefix)) throw invalidKey();
-    const account = await deps.accounts.findByKeyHash(hashApiKey(match[1]));
-    if (!account) throw invalidKey();
-    const now = deps.clock.now();
-    const effective = effectivePlan(account, now);
-    c.set('account', account);
-    c.set('effective', effective);
-    c.set('earliestAllowed', earliestAllowed(effective.data_access_days, now));
+    if (!match || !(await signIn(deps, c, match[1]))) throw invalidKey();
     await next();
   };
+}
+
+/**
+ * The same for clients that cannot send a header (Polymarket's own, TIME-MACHINE.md §2): the key is
+ * the `{key}` segment of the path. Unknown key → 401 with a message about the path.
+ */
+export function requirePathKey(deps: AuthDeps): MiddlewareHandler<AppEnv> {
+  return async function requirePathKey(c, next) {
+    if (!(await signIn(deps, c, c.req.param('key') ?? ''))) {
+      throw new ApiError('invalid_api_key', 'A valid API key is required in the path: /v1/clob/<key>/at/<instant>/… (get a key with POST /v1/register).');
+    }
+    await next();
+  };
+}
+
+/** Looks `key` up; when an account has it, puts the account, effective plan and window start on the context. */
+async function signIn(deps: AuthDeps, c: Context<AppEnv>, key: string): Promise<boolean> {
+  if (!looksLikeApiKey(key, deps.config.API_KEY_PREFIX)) return false;
+  const account = await deps.accounts.findByKeyHash(hashApiKey(key));
+  if (!account) return false;
+  const now = deps.clock.now();
+  const effective = effectivePlan(account, now);
+  c.set('account', account);
+  c.set('effective', effective);
+  c.set('earliestAllowed', earliestAllowed(effective.data_access_days, now));
+  return true;
 }
 
 /**

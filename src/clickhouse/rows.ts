@@ -45,6 +45,12 @@ export interface MarketRow {
   outcome: string;
   question: string;
   slug: string;
+  /** Gamma's `orderMinSize` (shares); absent when unknown. */
+  min_order_size?: number;
+  /** Gamma's `orderPriceMinTickSize`; absent when unknown. */
+  tick_size?: number;
+  /** Gamma's `negRisk`; absent when unknown. */
+  neg_risk?: boolean;
   /** Version for ReplacingMergeTree: the newest row per asset wins. */
   updated_at: number;
 }

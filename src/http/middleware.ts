@@ -33,11 +33,16 @@ export function accessLog(): MiddlewareHandler<AppEnv> {
     log.info('request', {
       method: c.req.method,
       route,
-      path: c.req.path,
+      path: redactedPath(c.req.path),
       status: c.res.status,
       ms: Math.round(ms * 10) / 10,
       request_id: c.get('requestId'),
       account_id: c.get('account')?.id,
     });
   };
+}
+
+/** A request path fit for logs: the API key of a `/v1/clob/{key}/…` path (TIME-MACHINE.md §2) is masked. */
+export function redactedPath(path: string): string {
+  return path.replace(/^\/v1\/clob\/[^/]*/, '/v1/clob/<key>');
 }

@@ -6,30 +6,33 @@ import { EngineUnavailableError } from '../clickhouse/errors.js';
 import { log } from '../log.js';
 import type { AppEnv } from './context.js';
 import { ApiError, invalidParameter, notFound, serviceUnavailable } from './errors.js';
+import { redactedPath } from './middleware.js';
 
 /**
  * The one place an error becomes a response (API.md §6): route errors (ApiError) as they are, the
  * domain errors of the stores, billing and the engine mapped to their status and code, the
  * framework's own refusals (body not JSON, wrong Content-Type) in the contract's shape, anything
- * else a 500 that names the request id.
+ * else a 500 that names the request id. `body` shapes the JSON: the `/v1` body by default; the
+ * Polymarket-compatible routes pass Polymarket's `{"error": …}` (TIME-MACHINE.md §2). Status and
+ * headers (`Retry-After`) are the same either way.
  */
-export function renderError(err: Error, c: Context<AppEnv>): Response {
+export function renderError(err: Error, c: Context<AppEnv>, body: (e: ApiError) => object = (e) => e.body()): Response {
   const known = apiErrorOf(err);
-  if (known) return send(c, known);
+  if (known) return send(c, known, body);
   if (c.req.raw.signal?.aborted) {
     // The client went away (its engine query was cancelled with it): nobody reads this answer. 499 is
     // nginx's "client closed request", so the access log and metrics tell cancellations from failures.
-    log.info('client closed request', { request_id: c.get('requestId'), path: c.req.path });
+    log.info('client closed request', { request_id: c.get('requestId'), path: redactedPath(c.req.path) });
     return new Response(null, { status: 499 });
   }
   const requestId = c.get('requestId');
   log.error('unhandled error', { request_id: requestId, error: err.stack ?? String(err) });
-  return send(c, new ApiError('internal_error', 'Internal error; quote request_id when reporting it.', { request_id: requestId }));
+  return send(c, new ApiError('internal_error', 'Internal error; quote request_id when reporting it.', { request_id: requestId }), body);
 }
 
 /** Unknown path, or a known path with a method it does not serve: the 404 body of API.md §6. */
 export function renderNotFound(c: Context<AppEnv>): Response {
-  return send(c, notFound(`Not found: ${c.req.method} ${c.req.path}`));
+  return send(c, notFound(`Not found: ${c.req.method} ${redactedPath(c.req.path)}`));
 }
 
 function apiErrorOf(err: Error): ApiError | null {
@@ -51,6 +54,6 @@ function apiErrorOf(err: Error): ApiError | null {
   return null;
 }
 
-function send(c: Context<AppEnv>, error: ApiError): Response {
-  return c.json(error.body(), error.status, error.headers);
+function send(c: Context<AppEnv>, error: ApiError, body: (e: ApiError) => object = (e) => e.body()): Response {
+  return c.json(body(error), error.status, error.headers);
 }

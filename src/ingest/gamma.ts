@@ -15,6 +15,9 @@ export interface GammaMarket {
   closed?: boolean;
   endDate?: string;
   updatedAt?: string;
+  orderMinSize?: number;
+  orderPriceMinTickSize?: number;
+  negRisk?: boolean;
   [field: string]: unknown;
 }
 
@@ -41,6 +44,7 @@ export function parseGammaMarkets(markets: readonly unknown[], fallbackUpdatedAt
     }
     const updated = typeof m.updatedAt === 'string' ? Date.parse(m.updatedAt) : NaN;
     const updatedAt = Number.isFinite(updated) ? updated : fallbackUpdatedAt;
+    const rules = tradingRules(m);
     tokens.forEach((asset_id, i) => {
       rows.push({
         asset_id,
@@ -48,6 +52,7 @@ export function parseGammaMarkets(markets: readonly unknown[], fallbackUpdatedAt
         outcome: outcomes[i],
         question: text(m.question),
         slug: text(m.slug),
+        ...rules,
         updated_at: updatedAt,
       });
     });
@@ -72,6 +77,23 @@ export function parseNewMarket(event: Record<string, unknown>, t: number): Marke
     slug: text(event.slug),
     updated_at: t,
   }));
+}
+
+/** The trading rules a Gamma market states (the CLOB read API reports them); fields it lacks stay absent. */
+function tradingRules(m: Record<string, unknown>): Pick<MarketRow, 'min_order_size' | 'tick_size' | 'neg_risk'> {
+  const rules: Pick<MarketRow, 'min_order_size' | 'tick_size' | 'neg_risk'> = {};
+  const minSize = positiveNumber(m.orderMinSize);
+  const tick = positiveNumber(m.orderPriceMinTickSize);
+  if (minSize !== undefined) rules.min_order_size = minSize;
+  if (tick !== undefined) rules.tick_size = tick;
+  if (typeof m.negRisk === 'boolean') rules.neg_risk = m.negRisk;
+  return rules;
+}
+
+/** A number > 0, given as a JSON number or a numeric string. */
+function positiveNumber(value: unknown): number | undefined {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
 function stringArray(value: unknown): string[] | null {

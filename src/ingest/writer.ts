@@ -265,7 +265,7 @@ export class BatchWriter implements RowSink {
     for (let i = 0; i < ids.length; i += 200) {
       stored.push(
         ...(await this.engine.rows<Omit<MarketRow, 'updated_at'> & { updated_at: string | number }>(
-          `SELECT asset_id, market, outcome, question, slug, toUnixTimestamp64Milli(updated_at) AS updated_at
+          `SELECT asset_id, market, outcome, question, slug, min_order_size, tick_size, neg_risk, toUnixTimestamp64Milli(updated_at) AS updated_at
            FROM markets WHERE asset_id IN {ids:Array(String)}`,
           { params: { ids: ids.slice(i, i + 200) } },
         )),
@@ -288,10 +288,11 @@ function levelPairs(levels: readonly Level[]): string {
   return out + ']';
 }
 
+/** Unknown trading rules are absent on a parsed row and NULL on a stored one: JSON writes both as null. */
 function marketKey(r: MarketRow): string {
-  return JSON.stringify([r.asset_id, r.market, r.outcome, r.question, r.slug, r.updated_at]);
+  return JSON.stringify([r.asset_id, r.market, r.outcome, r.question, r.slug, r.min_order_size, r.tick_size, r.neg_risk, r.updated_at]);
 }
 
 function marketJson(r: MarketRow): string {
-  return `{"asset_id":${JSON.stringify(r.asset_id)},"market":${JSON.stringify(r.market)},"outcome":${JSON.stringify(r.outcome)},"question":${JSON.stringify(r.question)},"slug":${JSON.stringify(r.slug)},"updated_at":${r.updated_at}}`;
+  return `{"asset_id":${JSON.stringify(r.asset_id)},"market":${JSON.stringify(r.market)},"outcome":${JSON.stringify(r.outcome)},"question":${JSON.stringify(r.question)},"slug":${JSON.stringify(r.slug)},"min_order_size":${r.min_order_size ?? null},"tick_size":${r.tick_size ?? null},"neg_risk":${r.neg_risk ?? null},"updated_at":${r.updated_at}}`;
 }

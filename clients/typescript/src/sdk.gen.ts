@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { ExportTicksData, ExportTicksErrors, ExportTicksResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetBillingStatusData, GetBillingStatusErrors, GetBillingStatusResponses, GetCandlesData, GetCandlesErrors, GetCandlesResponses, GetExecutionPriceData, GetExecutionPriceErrors, GetExecutionPriceResponses, GetHealthData, GetHealthResponses, GetMarketStatsData, GetMarketStatsErrors, GetMarketStatsResponses, GetMetricsData, GetMetricsResponses, GetOrderBookData, GetOrderBookErrors, GetOrderBookRangeData, GetOrderBookRangeErrors, GetOrderBookRangeResponses, GetOrderBookResponses, GetPriceData, GetPriceErrors, GetPriceResponses, GetPricesHistoryData, GetPricesHistoryErrors, GetPricesHistoryResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSandboxInvoiceData, GetSandboxInvoiceErrors, GetSandboxInvoiceResponses, GetTicksData, GetTicksErrors, GetTicksResponses, ListMarketsData, ListMarketsErrors, ListMarketsResponses, PaySandboxInvoiceData, PaySandboxInvoiceErrors, ReceivePaymentNotificationData, ReceivePaymentNotificationErrors, ReceivePaymentNotificationResponses, RegenerateKeyData, RegenerateKeyErrors, RegenerateKeyResponses, RegisterData, RegisterErrors, RegisterResponses, SubscribeData, SubscribeErrors, SubscribeResponses } from './types.gen.js';
+import type { ExportTicksData, ExportTicksErrors, ExportTicksResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetBillingStatusData, GetBillingStatusErrors, GetBillingStatusResponses, GetCandlesData, GetCandlesErrors, GetCandlesResponses, GetClobBookData, GetClobBookErrors, GetClobBookResponses, GetClobBooksData, GetClobBooksErrors, GetClobBooksResponses, GetClobLastTradePriceData, GetClobLastTradePriceErrors, GetClobLastTradePriceResponses, GetClobMidpointData, GetClobMidpointErrors, GetClobMidpointResponses, GetClobNegRiskData, GetClobNegRiskErrors, GetClobNegRiskResponses, GetClobPriceData, GetClobPriceErrors, GetClobPriceResponses, GetClobPricesHistoryData, GetClobPricesHistoryErrors, GetClobPricesHistoryResponses, GetClobSpreadData, GetClobSpreadErrors, GetClobSpreadResponses, GetClobTickSizeData, GetClobTickSizeErrors, GetClobTickSizeResponses, GetExecutionPriceData, GetExecutionPriceErrors, GetExecutionPriceResponses, GetHealthData, GetHealthResponses, GetMarketStatsData, GetMarketStatsErrors, GetMarketStatsResponses, GetMetricsData, GetMetricsResponses, GetOrderBookData, GetOrderBookErrors, GetOrderBookRangeData, GetOrderBookRangeErrors, GetOrderBookRangeResponses, GetOrderBookResponses, GetPriceData, GetPriceErrors, GetPriceResponses, GetPricesHistoryData, GetPricesHistoryErrors, GetPricesHistoryResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSandboxInvoiceData, GetSandboxInvoiceErrors, GetSandboxInvoiceResponses, GetTicksData, GetTicksErrors, GetTicksResponses, ListMarketsData, ListMarketsErrors, ListMarketsResponses, PaySandboxInvoiceData, PaySandboxInvoiceErrors, ReceivePaymentNotificationData, ReceivePaymentNotificationErrors, ReceivePaymentNotificationResponses, RegenerateKeyData, RegenerateKeyErrors, RegenerateKeyResponses, RegisterData, RegisterErrors, RegisterResponses, SubscribeData, SubscribeErrors, SubscribeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean> = Options2<TData, ThrowOnError> & {
     /**
@@ -169,6 +169,58 @@ export const getExecutionPrice = <ThrowOnError extends boolean = false>(options:
     url: '/v1/execution-price',
     ...options
 });
+
+/**
+ * Polymarket `GET /book` at the instant: the whole reconstructed book
+ */
+export const getClobBook = <ThrowOnError extends boolean = false>(options: Options<GetClobBookData, ThrowOnError>) => (options.client ?? client).get<GetClobBookResponses, GetClobBookErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/book', ...options });
+
+/**
+ * Polymarket `POST /books`: up to 500 books; tokens without a book at the instant are left out
+ */
+export const getClobBooks = <ThrowOnError extends boolean = false>(options: Options<GetClobBooksData, ThrowOnError>) => (options.client ?? client).post<GetClobBooksResponses, GetClobBooksErrors, ThrowOnError>({
+    url: '/v1/clob/{key}/at/{instant}/books',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Polymarket `GET /price`: the best bid for BUY, the best ask for SELL (0 / 1 for an empty side)
+ */
+export const getClobPrice = <ThrowOnError extends boolean = false>(options: Options<GetClobPriceData, ThrowOnError>) => (options.client ?? client).get<GetClobPriceResponses, GetClobPriceErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/price', ...options });
+
+/**
+ * Polymarket `GET /midpoint`: (best bid + best ask) / 2, as `/v1/price`
+ */
+export const getClobMidpoint = <ThrowOnError extends boolean = false>(options: Options<GetClobMidpointData, ThrowOnError>) => (options.client ?? client).get<GetClobMidpointResponses, GetClobMidpointErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/midpoint', ...options });
+
+/**
+ * Polymarket `GET /spread`: best ask − best bid, as `/v1/price`
+ */
+export const getClobSpread = <ThrowOnError extends boolean = false>(options: Options<GetClobSpreadData, ThrowOnError>) => (options.client ?? client).get<GetClobSpreadResponses, GetClobSpreadErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/spread', ...options });
+
+/**
+ * Polymarket `GET /last-trade-price`: the last trade at or before the instant (taker side); "0.5" and "" when the token has a book but no trade yet
+ */
+export const getClobLastTradePrice = <ThrowOnError extends boolean = false>(options: Options<GetClobLastTradePriceData, ThrowOnError>) => (options.client ?? client).get<GetClobLastTradePriceResponses, GetClobLastTradePriceErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/last-trade-price', ...options });
+
+/**
+ * Polymarket `GET /tick-size`: from market metadata, else Polymarket’s default 0.01
+ */
+export const getClobTickSize = <ThrowOnError extends boolean = false>(options: Options<GetClobTickSizeData, ThrowOnError>) => (options.client ?? client).get<GetClobTickSizeResponses, GetClobTickSizeErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/tick-size', ...options });
+
+/**
+ * Polymarket `GET /neg-risk`: from market metadata, else false
+ */
+export const getClobNegRisk = <ThrowOnError extends boolean = false>(options: Options<GetClobNegRiskData, ThrowOnError>) => (options.client ?? client).get<GetClobNegRiskResponses, GetClobNegRiskErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/neg-risk', ...options });
+
+/**
+ * Polymarket `GET /prices-history`: the midpoint after the last tick of each `fidelity`-minute bucket (as `/v1/prices-history`), never a point after the instant
+ */
+export const getClobPricesHistory = <ThrowOnError extends boolean = false>(options: Options<GetClobPricesHistoryData, ThrowOnError>) => (options.client ?? client).get<GetClobPricesHistoryResponses, GetClobPricesHistoryErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/prices-history', ...options });
 
 /**
  * Raw ticks of one asset, ascending by time then arrival, with cursor pagination

@@ -133,6 +133,43 @@ export type ExecutionPrice = {
     fills: Array<BookLevel>;
 };
 
+export type PolymarketOrderBookSummary = {
+    market: string;
+    asset_id: string;
+    /**
+     * Unix ms of the last event applied
+     */
+    timestamp: string;
+    /**
+     * SHA-1 of the summary with hash "" (as the exchange computes it)
+     */
+    hash: string;
+    /**
+     * Price ascending (best last)
+     */
+    bids: Array<PolymarketOrderSummary>;
+    /**
+     * Price descending (best last)
+     */
+    asks: Array<PolymarketOrderSummary>;
+    min_order_size: string;
+    tick_size: string;
+    neg_risk: boolean;
+    /**
+     * Last trade at or before the instant; "" when none
+     */
+    last_trade_price: string;
+};
+
+export type PolymarketOrderSummary = {
+    price: string;
+    size: string;
+};
+
+export type PolymarketError = {
+    error: string;
+};
+
 export type Tick = {
     t: number;
     event: 'price_change' | 'book' | 'last_trade_price';
@@ -974,6 +1011,539 @@ export type GetExecutionPriceResponses = {
 };
 
 export type GetExecutionPriceResponse = GetExecutionPriceResponses[keyof GetExecutionPriceResponses];
+
+export type GetClobBookData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query: {
+        token_id: string;
+    };
+    url: '/v1/clob/{key}/at/{instant}/book';
+};
+
+export type GetClobBookErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The token has no book at that instant
+     */
+    404: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobBookError = GetClobBookErrors[keyof GetClobBookErrors];
+
+export type GetClobBookResponses = {
+    /**
+     * OrderBookSummary
+     */
+    200: PolymarketOrderBookSummary;
+};
+
+export type GetClobBookResponse = GetClobBookResponses[keyof GetClobBookResponses];
+
+export type GetClobBooksData = {
+    body: Array<{
+        token_id: string;
+        side?: 'BUY' | 'SELL';
+    }>;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query?: never;
+    url: '/v1/clob/{key}/at/{instant}/books';
+};
+
+export type GetClobBooksErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The body is larger than 128 KiB
+     */
+    413: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobBooksError = GetClobBooksErrors[keyof GetClobBooksErrors];
+
+export type GetClobBooksResponses = {
+    /**
+     * One OrderBookSummary per token that has a book, in request order
+     */
+    200: Array<PolymarketOrderBookSummary>;
+};
+
+export type GetClobBooksResponse = GetClobBooksResponses[keyof GetClobBooksResponses];
+
+export type GetClobPriceData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query: {
+        token_id: string;
+        side: 'BUY' | 'SELL';
+    };
+    url: '/v1/clob/{key}/at/{instant}/price';
+};
+
+export type GetClobPriceErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The token has no book at that instant
+     */
+    404: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobPriceError = GetClobPriceErrors[keyof GetClobPriceErrors];
+
+export type GetClobPriceResponses = {
+    /**
+     * Price, a number
+     */
+    200: {
+        price: number;
+    };
+};
+
+export type GetClobPriceResponse = GetClobPriceResponses[keyof GetClobPriceResponses];
+
+export type GetClobMidpointData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query: {
+        token_id: string;
+    };
+    url: '/v1/clob/{key}/at/{instant}/midpoint';
+};
+
+export type GetClobMidpointErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The token has no book at that instant
+     */
+    404: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobMidpointError = GetClobMidpointErrors[keyof GetClobMidpointErrors];
+
+export type GetClobMidpointResponses = {
+    /**
+     * Midpoint, a string
+     */
+    200: {
+        mid: string;
+    };
+};
+
+export type GetClobMidpointResponse = GetClobMidpointResponses[keyof GetClobMidpointResponses];
+
+export type GetClobSpreadData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query: {
+        token_id: string;
+    };
+    url: '/v1/clob/{key}/at/{instant}/spread';
+};
+
+export type GetClobSpreadErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The token has no book at that instant
+     */
+    404: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobSpreadError = GetClobSpreadErrors[keyof GetClobSpreadErrors];
+
+export type GetClobSpreadResponses = {
+    /**
+     * Spread, a string
+     */
+    200: {
+        spread: string;
+    };
+};
+
+export type GetClobSpreadResponse = GetClobSpreadResponses[keyof GetClobSpreadResponses];
+
+export type GetClobLastTradePriceData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query: {
+        token_id: string;
+    };
+    url: '/v1/clob/{key}/at/{instant}/last-trade-price';
+};
+
+export type GetClobLastTradePriceErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The token has neither a book nor a trade at that instant
+     */
+    404: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobLastTradePriceError = GetClobLastTradePriceErrors[keyof GetClobLastTradePriceErrors];
+
+export type GetClobLastTradePriceResponses = {
+    /**
+     * Price and side
+     */
+    200: {
+        price: string;
+        side: 'BUY' | 'SELL' | '';
+    };
+};
+
+export type GetClobLastTradePriceResponse = GetClobLastTradePriceResponses[keyof GetClobLastTradePriceResponses];
+
+export type GetClobTickSizeData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query: {
+        token_id: string;
+    };
+    url: '/v1/clob/{key}/at/{instant}/tick-size';
+};
+
+export type GetClobTickSizeErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The token has no book at that instant
+     */
+    404: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobTickSizeError = GetClobTickSizeErrors[keyof GetClobTickSizeErrors];
+
+export type GetClobTickSizeResponses = {
+    /**
+     * Tick size, a number
+     */
+    200: {
+        minimum_tick_size: number;
+    };
+};
+
+export type GetClobTickSizeResponse = GetClobTickSizeResponses[keyof GetClobTickSizeResponses];
+
+export type GetClobNegRiskData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query: {
+        token_id: string;
+    };
+    url: '/v1/clob/{key}/at/{instant}/neg-risk';
+};
+
+export type GetClobNegRiskErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The token has no book at that instant
+     */
+    404: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobNegRiskError = GetClobNegRiskErrors[keyof GetClobNegRiskErrors];
+
+export type GetClobNegRiskResponses = {
+    /**
+     * Neg risk
+     */
+    200: {
+        neg_risk: boolean;
+    };
+};
+
+export type GetClobNegRiskResponse = GetClobNegRiskResponses[keyof GetClobNegRiskResponses];
+
+export type GetClobPricesHistoryData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query: {
+        market: string;
+        startTs?: number;
+        /**
+         * Unix seconds; later than the instant is cut to the instant
+         */
+        endTs?: number;
+        /**
+         * A duration ending at the instant (`1m` = 30 days; `max`/`all` = all the plan allows)
+         */
+        interval?: '1m' | '1w' | '1d' | '6h' | '1h' | 'max' | 'all';
+        /**
+         * Bucket in minutes, default 1
+         */
+        fidelity?: number;
+    };
+    url: '/v1/clob/{key}/at/{instant}/prices-history';
+};
+
+export type GetClobPricesHistoryErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobPricesHistoryError = GetClobPricesHistoryErrors[keyof GetClobPricesHistoryErrors];
+
+export type GetClobPricesHistoryResponses = {
+    /**
+     * Points ascending; `t` Unix seconds (bucket start), `p` a number
+     */
+    200: {
+        history: Array<{
+            t: number;
+            p: number;
+        }>;
+    };
+};
+
+export type GetClobPricesHistoryResponse = GetClobPricesHistoryResponses[keyof GetClobPricesHistoryResponses];
 
 export type GetTicksData = {
     body?: never;

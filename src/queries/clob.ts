@@ -1,0 +1,56 @@
+import type { TradingRules } from '../clob/book-summary.js';
+import type { Engine } from '../clickhouse/engine.js';
+import { MAX_TIME_MS } from './orderbook.js';
+
+/**
+ * What the Polymarket-compatible endpoints read besides books (which come through a BookReader):
+ * the tokens' trading rules from `markets` and the last trade at or before an instant.
+ */
+
+/** `markets` is small; FINAL gives each token's newest metadata version. */
+const RULES_SQL = `
+SELECT asset_id, min_order_size, tick_size, neg_risk
+FROM markets FINAL
+WHERE asset_id IN {ids:Array(String)}`;
+
+/**
+ * Ids per query: the bound parameter travels in the URL, which servers limit (Node's HTTP parser at
+ * 16 KB of request head); 100 real token ids (77 digits, URL-encoded with quotes) take ~9 KB.
+ */
+const IDS_PER_QUERY = 100;
+
+/** The stated trading rules of each token that has metadata (tokens without any are absent). */
+export async function tradingRules(engine: Engine, assetIds: readonly string[], signal?: AbortSignal): Promise<Map<string, TradingRules>> {
+  const ids = [...new Set(assetIds)];
+  const rules = new Map<string, TradingRules>();
+  for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
+    const rows = await engine.rows<TradingRules & { asset_id: string }>(RULES_SQL, { params: { ids: ids.slice(i, i + IDS_PER_QUERY) }, signal });
+    for (const { asset_id, ...stated } of rows) rules.set(asset_id, stated);
+  }
+  return rules;
+}
+
+/**
+ * The newest `last_trade_price` tick of the asset with t ≤ {at}: a reverse read of the asset's key
+ * range that stops at the first trade. `book_side` holds the taker side ('' for rows ingested
+ * before the ingest kept it).
+ */
+const LAST_TRADE_SQL = `
+SELECT toUnixTimestamp64Milli(t) AS timestamp, price, toString(book_side) AS side
+FROM ticks
+WHERE asset_id = {asset_id:String} AND event = 'last_trade_price' AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
+ORDER BY t DESC, seq DESC
+LIMIT 1
+SETTINGS output_format_json_quote_64bit_integers = 0`;
+
+export interface LastTrade {
+  timestamp: number;
+  price: number;
+  side: 'BUY' | 'SELL' | '';
+}
+
+/** The last trade of an asset at or before `at` (Unix ms; null = latest), or null when none. */
+export async function lastTradeAt(engine: Engine, assetId: string, at: number | null, signal?: AbortSignal): Promise<LastTrade | null> {
+  const rows = await engine.rows<LastTrade>(LAST_TRADE_SQL, { params: { asset_id: assetId, at: Math.min(at ?? MAX_TIME_MS, MAX_TIME_MS) }, signal });
+  return rows[0] ?? null;
+}

@@ -1,0 +1,382 @@
+import type { OpenAPIHono as OpenAPIHonoType } from '@hono/zod-openapi';
+import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { assertInHistoryWindow, checkHistoryWindow } from '../auth/history-window.js';
+import { dailyLimit, requirePathKey } from '../auth/middleware.js';
+import { quoteOf, type BookState } from '../book/index.js';
+import { bookSummary, decimalText, effectiveRules, type BookSummary, type TradingRules } from '../clob/book-summary.js';
+import type { AppDeps } from '../deps.js';
+import type { AppEnv } from '../http/context.js';
+import { ApiError, notFound } from '../http/errors.js';
+import { renderError } from '../http/render-error.js';
+import type { BookReader } from '../queries/book-reader.js';
+import { lastTradeAt, tradingRules } from '../queries/clob.js';
+import { pricesHistory } from '../queries/orderbook.js';
+
+/**
+ * Polymarket's CLOB read API at any past instant (TIME-MACHINE.md §2). A Polymarket client whose
+ * `host` is `…/v1/clob/{key}/at/{instant}` gets, for each read method, the answer Polymarket would
+ * have given at that millisecond: Polymarket's paths, parameters, shapes, value types and units, and
+ * its error shape `{"error": "…"}`. Books come from the app's BookReader (the same reconstruction as
+ * `/v1/orderbook`); the key in the path authenticates, and every endpoint counts as one data request.
+ */
+const BASE = '/v1/clob/:key/at/:instant';
+/** Endpoints under BASE, each one counted data request. */
+const ENDPOINTS = ['book', 'books', 'price', 'midpoint', 'spread', 'last-trade-price', 'tick-size', 'neg-risk', 'prices-history'];
+
+/** At most this many tokens per `POST /books` (Polymarket's batch limit). */
+const MAX_BOOKS = 500;
+/** At most this many `prices-history` points per answer; more is a 400 asking for a larger fidelity. */
+const MAX_HISTORY_POINTS = 100_000;
+/** Books read at once for `POST /books` (the engine pool runs a few queries at a time). */
+const BOOKS_IN_FLIGHT = 8;
+
+/** Polymarket's `interval` values: a duration ending at the instant (`1m` is a month, taken as 30 days). */
+const INTERVAL_MS = { '1h': 3_600_000, '6h': 21_600_000, '1d': 86_400_000, '1w': 604_800_000, '1m': 2_592_000_000 } as const;
+const INTERVALS = ['1m', '1w', '1d', '6h', '1h', 'max', 'all'] as const;
+
+// Polymarket's own messages where its API reference gives them.
+const NO_BOOK = 'No orderbook exists for the requested token id';
+const NO_MARKET = 'market not found';
+
+/** A parameter parsed from its raw text; a bad or missing value → 400 with `message`. */
+function param<T>(message: string, parse: (raw: string) => T | undefined) {
+  return z.string({ error: message }).transform((raw, ctx) => {
+    const value = parse(raw);
+    if (value === undefined) {
+      ctx.issues.push({ code: 'custom', message, input: raw });
+      return z.NEVER;
+    }
+    return value;
+  });
+}
+
+const tokenId = (name: string) =>
+  param(`Invalid ${name === 'market' ? 'market' : 'token id'}: a token id is 1-100 decimal digits`, (raw) => (/^\d{1,100}$/.test(raw) ? raw : undefined)).openapi({
+    type: 'string',
+    pattern: '^\\d{1,100}$',
+    example: '25245433628208476987364023432306599125597948324625578977436890641930158259698',
+  });
+
+/** Unix seconds, fractions allowed (Polymarket's `startTs`/`endTs`); in ms. */
+const secondsParam = (name: string) =>
+  param(`${name} must be Unix seconds (fractions allowed), 0 or more`, (raw) =>
+    /^\d+(\.\d+)?$/.test(raw) && Number(raw) <= 8_640_000_000_000 ? Math.round(Number(raw) * 1000) : undefined,
+  ).openapi({ type: 'number', minimum: 0, example: 1766481546.487 });
+
+const PathParams = z.object({
+  key: z.string().openapi({ param: { name: 'key', in: 'path' }, description: 'Your API key (these clients send no header)' }),
+  instant: param('instant must be Unix milliseconds or latest', (raw) =>
+    raw === 'latest' ? null : /^\d+$/.test(raw) && Number(raw) <= 8_640_000_000_000_000 ? Number(raw) : undefined,
+  ).openapi({ param: { name: 'instant', in: 'path' }, type: 'string', description: 'Unix ms, or `latest`', example: '1766481546487' }),
+});
+const TokenQuery = z.object({ token_id: tokenId('token_id') });
+
+const ErrorSchema = z.object({ error: z.string() }).openapi('PolymarketError');
+const json = <T extends z.ZodType>(description: string, schema: T) => ({ description, content: { 'application/json': { schema } } });
+const errorResponses = {
+  400: json('Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)', ErrorSchema),
+  401: json('Unknown API key in the path', ErrorSchema),
+  403: json('The instant (or `startTs`) is outside the plan’s history window', ErrorSchema),
+  429: {
+    ...json('Daily request limit reached', ErrorSchema),
+    headers: { 'Retry-After': { description: 'Seconds until the limit resets (00:00 UTC)', schema: { type: 'integer' as const } } },
+  },
+  503: {
+    ...json('ClickHouse is unavailable; retry shortly', ErrorSchema),
+    headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' as const } } },
+  },
+};
+const noBookResponse = { 404: json('The token has no book at that instant', ErrorSchema) };
+
+const OrderSummary = z.object({ price: z.string(), size: z.string() }).openapi('PolymarketOrderSummary');
+const BookSummarySchema = z
+  .object({
+    market: z.string(),
+    asset_id: z.string(),
+    timestamp: z.string().openapi({ description: 'Unix ms of the last event applied' }),
+    hash: z.string().openapi({ description: 'SHA-1 of the summary with hash "" (as the exchange computes it)' }),
+    bids: z.array(OrderSummary).openapi({ description: 'Price ascending (best last)' }),
+    asks: z.array(OrderSummary).openapi({ description: 'Price descending (best last)' }),
+    min_order_size: z.string(),
+    tick_size: z.string(),
+    neg_risk: z.boolean(),
+    last_trade_price: z.string().openapi({ description: 'Last trade at or before the instant; "" when none' }),
+  })
+  .openapi('PolymarketOrderBookSummary');
+
+/**
+ * Method, path under the base, operation id, tag and summary of a route. No `security`: the key is
+ * a path parameter (these clients send no header).
+ */
+const route = <const M extends 'get' | 'post', const P extends string>(method: M, name: P, operationId: string, summary: string) => ({
+  method,
+  path: `/v1/clob/{key}/at/{instant}/${name}` as const,
+  operationId,
+  tags: ['polymarket'],
+  summary,
+  security: [],
+});
+
+const bookRoute = createRoute({
+  ...route('get', 'book', 'getClobBook', 'Polymarket `GET /book` at the instant: the whole reconstructed book'),
+  request: { params: PathParams, query: TokenQuery },
+  responses: { 200: json('OrderBookSummary', BookSummarySchema), ...errorResponses, ...noBookResponse },
+});
+
+const booksRoute = createRoute({
+  ...route('post', 'books', 'getClobBooks', `Polymarket \`POST /books\`: up to ${MAX_BOOKS} books; tokens without a book at the instant are left out`),
+  request: {
+    params: PathParams,
+    body: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: z
+            .array(z.object({ token_id: tokenId('token_id'), side: z.enum(['BUY', 'SELL']).optional() }))
+            .max(MAX_BOOKS, { error: `at most ${MAX_BOOKS} token ids` }),
+        },
+      },
+    },
+  },
+  responses: {
+    200: json('One OrderBookSummary per token that has a book, in request order', z.array(BookSummarySchema)),
+    ...errorResponses,
+    413: json('The body is larger than 128 KiB', ErrorSchema),
+  },
+});
+
+const priceRoute = createRoute({
+  ...route('get', 'price', 'getClobPrice', 'Polymarket `GET /price`: the best bid for BUY, the best ask for SELL (0 / 1 for an empty side)'),
+  request: {
+    params: PathParams,
+    query: TokenQuery.extend({ side: param('Invalid side', (raw) => (raw === 'BUY' || raw === 'SELL' ? raw : undefined)).openapi({ type: 'string', enum: ['BUY', 'SELL'] }) }),
+  },
+  responses: { 200: json('Price, a number', z.object({ price: z.number() })), ...errorResponses, ...noBookResponse },
+});
+
+const midpointRoute = createRoute({
+  ...route('get', 'midpoint', 'getClobMidpoint', 'Polymarket `GET /midpoint`: (best bid + best ask) / 2, as `/v1/price`'),
+  request: { params: PathParams, query: TokenQuery },
+  responses: { 200: json('Midpoint, a string', z.object({ mid: z.string() })), ...errorResponses, ...noBookResponse },
+});
+
+const spreadRoute = createRoute({
+  ...route('get', 'spread', 'getClobSpread', 'Polymarket `GET /spread`: best ask − best bid, as `/v1/price`'),
+  request: { params: PathParams, query: TokenQuery },
+  responses: { 200: json('Spread, a string', z.object({ spread: z.string() })), ...errorResponses, ...noBookResponse },
+});
+
+const lastTradeRoute = createRoute({
+  ...route('get', 'last-trade-price', 'getClobLastTradePrice', 'Polymarket `GET /last-trade-price`: the last trade at or before the instant (taker side); "0.5" and "" when the token has a book but no trade yet'),
+  request: { params: PathParams, query: TokenQuery },
+  responses: {
+    200: json('Price and side', z.object({ price: z.string(), side: z.enum(['BUY', 'SELL', '']) })),
+    ...errorResponses,
+    404: json('The token has neither a book nor a trade at that instant', ErrorSchema),
+  },
+});
+
+const tickSizeRoute = createRoute({
+  ...route('get', 'tick-size', 'getClobTickSize', 'Polymarket `GET /tick-size`: from market metadata, else Polymarket’s default 0.01'),
+  request: { params: PathParams, query: TokenQuery },
+  responses: { 200: json('Tick size, a number', z.object({ minimum_tick_size: z.number() })), ...errorResponses, ...noBookResponse },
+});
+
+const negRiskRoute = createRoute({
+  ...route('get', 'neg-risk', 'getClobNegRisk', 'Polymarket `GET /neg-risk`: from market metadata, else false'),
+  request: { params: PathParams, query: TokenQuery },
+  responses: { 200: json('Neg risk', z.object({ neg_risk: z.boolean() })), ...errorResponses, ...noBookResponse },
+});
+
+const pricesHistoryRoute = createRoute({
+  ...route(
+    'get',
+    'prices-history',
+    'getClobPricesHistory',
+    'Polymarket `GET /prices-history`: the midpoint after the last tick of each `fidelity`-minute bucket (as `/v1/prices-history`), never a point after the instant',
+  ),
+  request: {
+    params: PathParams,
+    query: z
+      .object({
+        market: tokenId('market'),
+        startTs: secondsParam('startTs').optional(),
+        endTs: secondsParam('endTs').optional().openapi({ description: 'Unix seconds; later than the instant is cut to the instant' }),
+        interval: param(`interval must be one of ${INTERVALS.join(', ')}`, (raw) => (INTERVALS as readonly string[]).includes(raw) ? (raw as (typeof INTERVALS)[number]) : undefined)
+          .optional()
+          .openapi({ type: 'string', enum: [...INTERVALS], description: 'A duration ending at the instant (`1m` = 30 days; `max`/`all` = all the plan allows)' }),
+        fidelity: param('fidelity must be an integer of minutes between 1 and 525600', (raw) => (/^\d+$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 525_600 ? Number(raw) : undefined))
+          .optional()
+          .openapi({ type: 'integer', minimum: 1, maximum: 525_600, description: 'Bucket in minutes, default 1' }),
+      })
+      .superRefine((q, ctx) => {
+        if (q.interval !== undefined && (q.startTs !== undefined || q.endTs !== undefined)) {
+          ctx.addIssue({ code: 'custom', path: ['interval'], message: 'interval and startTs/endTs are mutually exclusive' });
+        } else if (q.interval === undefined && q.startTs === undefined) {
+          ctx.addIssue({ code: 'custom', path: ['startTs'], message: 'startTs or interval is required' });
+        }
+      }),
+  },
+  responses: {
+    200: json('Points ascending; `t` Unix seconds (bucket start), `p` a number', z.object({ history: z.array(z.object({ t: z.number().int(), p: z.number() })) })),
+    ...errorResponses,
+  },
+});
+
+/** Polymarket's error shape; status and headers (Retry-After) as for `/v1`. */
+const polymarketError = (e: ApiError) => ({ error: e.message });
+
+export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, books: BookReader): void {
+  const { engine } = deps;
+  const clob = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (result.success) return;
+      const issue = result.error.issues[0];
+      const message = result.target === 'json' ? `Invalid payload: ${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}` : issue.message;
+      throw new ApiError('invalid_parameter', message, { param: String(issue.path[0] ?? result.target) });
+    },
+  });
+  clob.onError((err, c) => renderError(err, c, polymarketError));
+
+  clob.use(`${BASE}/*`, requirePathKey(deps));
+  const counted = dailyLimit(deps);
+  for (const name of ENDPOINTS) clob.use(`${BASE}/${name}`, counted);
+  clob.use(
+    `${BASE}/books`,
+    bodyLimit({
+      // 500 token ids of up to 100 digits, with a side each, fit.
+      maxSize: 128 * 1024,
+      onError: () => {
+        throw new ApiError('payload_too_large', 'Invalid payload: the body is larger than 128 KiB.');
+      },
+    }),
+  );
+
+  /** The instant of the path, checked against the plan's window; null = latest. */
+  const instantOf = (c: Context<AppEnv>, instant: number | null) => {
+    if (instant !== null) checkHistoryWindow(c, { explicitStart: instant });
+    return instant;
+  };
+  /** The book at the instant; 404 (`message`) when there is none. A latest book must lie in the window. */
+  const bookAt = async (c: Context<AppEnv>, token: string, at: number | null, message = NO_BOOK): Promise<BookState> => {
+    const state = await books.at(token, at, c.req.raw.signal);
+    if (!state) throw notFound(message);
+    if (at === null) assertInHistoryWindow(c, state.timestamp);
+    return state;
+  };
+  const summaryOf = async (c: Context<AppEnv>, token: string, state: BookState, at: number | null, rules: Map<string, TradingRules>) => {
+    const trade = await lastTradeAt(engine, token, at, c.req.raw.signal);
+    return bookSummary(token, state, rules.get(token), trade?.price ?? null);
+  };
+
+  clob.openapi(bookRoute, async (c) => {
+    const at = instantOf(c, c.req.valid('param').instant);
+    const { token_id } = c.req.valid('query');
+    const state = await bookAt(c, token_id, at);
+    const rules = await tradingRules(engine, [token_id], c.req.raw.signal);
+    return c.json(await summaryOf(c, token_id, state, at, rules), 200);
+  });
+
+  clob.openapi(booksRoute, async (c) => {
+    const at = instantOf(c, c.req.valid('param').instant);
+    const tokens = c.req.valid('json').map((item) => item.token_id);
+    // A token listed twice is read once.
+    const unique = [...new Set(tokens)];
+    const rules = await tradingRules(engine, unique, c.req.raw.signal);
+    const summaries = new Map<string, BookSummary>();
+    for (let i = 0; i < unique.length; i += BOOKS_IN_FLIGHT) {
+      await Promise.all(
+        unique.slice(i, i + BOOKS_IN_FLIGHT).map(async (token) => {
+          const state = await books.at(token, at, c.req.raw.signal);
+          if (!state) return;
+          if (at === null) assertInHistoryWindow(c, state.timestamp);
+          summaries.set(token, await summaryOf(c, token, state, at, rules));
+        }),
+      );
+    }
+    return c.json(tokens.flatMap((token) => summaries.get(token) ?? []), 200);
+  });
+
+  clob.openapi(priceRoute, async (c) => {
+    const at = instantOf(c, c.req.valid('param').instant);
+    const { token_id, side } = c.req.valid('query');
+    const { book } = await bookAt(c, token_id, at);
+    return c.json({ price: side === 'BUY' ? book.bestBid() : book.bestAsk() }, 200);
+  });
+
+  clob.openapi(midpointRoute, async (c) => {
+    const at = instantOf(c, c.req.valid('param').instant);
+    const { book } = await bookAt(c, c.req.valid('query').token_id, at);
+    return c.json({ mid: decimalText(quoteOf(book).midpoint) }, 200);
+  });
+
+  clob.openapi(spreadRoute, async (c) => {
+    const at = instantOf(c, c.req.valid('param').instant);
+    const { book } = await bookAt(c, c.req.valid('query').token_id, at);
+    return c.json({ spread: decimalText(quoteOf(book).spread) }, 200);
+  });
+
+  clob.openapi(lastTradeRoute, async (c) => {
+    const at = instantOf(c, c.req.valid('param').instant);
+    const { token_id } = c.req.valid('query');
+    const trade = await lastTradeAt(engine, token_id, at, c.req.raw.signal);
+    if (trade) {
+      if (at === null) assertInHistoryWindow(c, trade.timestamp);
+      return c.json({ price: decimalText(trade.price), side: trade.side }, 200);
+    }
+    // Polymarket's answer for a token without trades.
+    await bookAt(c, token_id, at);
+    return c.json({ price: '0.5', side: '' as const }, 200);
+  });
+
+  clob.openapi(tickSizeRoute, async (c) => {
+    const at = instantOf(c, c.req.valid('param').instant);
+    const { token_id } = c.req.valid('query');
+    await bookAt(c, token_id, at, NO_MARKET);
+    const rules = await tradingRules(engine, [token_id], c.req.raw.signal);
+    return c.json({ minimum_tick_size: effectiveRules(rules.get(token_id)).tick_size }, 200);
+  });
+
+  clob.openapi(negRiskRoute, async (c) => {
+    const at = instantOf(c, c.req.valid('param').instant);
+    const { token_id } = c.req.valid('query');
+    await bookAt(c, token_id, at, NO_MARKET);
+    const rules = await tradingRules(engine, [token_id], c.req.raw.signal);
+    return c.json({ neg_risk: effectiveRules(rules.get(token_id)).neg_risk }, 200);
+  });
+
+  clob.openapi(pricesHistoryRoute, async (c) => {
+    const instant = instantOf(c, c.req.valid('param').instant);
+    const q = c.req.valid('query');
+    const at = instant ?? deps.clock.now();
+    let start: number;
+    let end = at;
+    if (q.interval === 'max' || q.interval === 'all') {
+      // All the plan may see: from the start of its window.
+      start = Math.max(0, c.get('earliestAllowed'));
+    } else if (q.interval !== undefined) {
+      start = at - INTERVAL_MS[q.interval];
+      checkHistoryWindow(c, { explicitStart: start });
+    } else {
+      start = q.startTs!;
+      checkHistoryWindow(c, { explicitStart: start });
+      if (q.endTs !== undefined) end = Math.min(q.endTs, at);
+    }
+    if (start > end) return c.json({ history: [] }, 200);
+    const fidelity = q.fidelity ?? 1;
+    const points = await pricesHistory(engine, { assetId: q.market, start, end, fidelity: fidelity * 60, limit: MAX_HISTORY_POINTS + 1 }, c.req.raw.signal);
+    if (points.length > MAX_HISTORY_POINTS) {
+      throw new ApiError('invalid_parameter', `More than ${MAX_HISTORY_POINTS} points: use a larger fidelity or a shorter range.`, { param: 'fidelity' });
+    }
+    return c.json({ history: points }, 200);
+  });
+
+  // Anything else under the base: Polymarket's 404 shape, not the /v1 envelope.
+  clob.all(`${BASE}/*`, (c) => {
+    throw notFound(`Not found: ${c.req.method} ${c.req.path.replace(/^\/v1\/clob\/[^/]*\/at\/[^/]*/, '')}`);
+  });
+
+  app.route('/', clob);
+}
