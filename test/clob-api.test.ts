@@ -318,7 +318,7 @@ describe('openapi.json', () => {
     );
     const book = doc.paths['/v1/clob/{key}/at/{instant}/book'].get;
     expect(book.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort()).toEqual(['path:instant', 'path:key', 'query:token_id']);
-    expect(Object.keys(book.responses).sort()).toEqual(['200', '400', '401', '403', '404', '429', '503']);
+    expect(Object.keys(book.responses).sort()).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     expect(Object.keys(book.responses['429'].headers)).toEqual(['Retry-After']);
     expect(doc.paths['/v1/clob/{key}/at/{instant}/books'].post.requestBody.content['application/json'].schema.maxItems).toBe(500);
   });

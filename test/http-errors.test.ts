@@ -131,7 +131,14 @@ describe('domain errors map to the API error table (API.md §6)', () => {
 });
 
 /** Error statuses each operation can answer, from API.md §2-§6 (every route can also fail with 500). */
+const CLOB = '/v1/clob/{key}/at/{instant}';
 const EXPECTED_ERRORS: Record<string, number[]> = {
+  // Polymarket-compatible routes: Polymarket's `{"error"}` body (TIME-MACHINE.md §2).
+  ...Object.fromEntries(
+    ['book', 'price', 'midpoint', 'spread', 'last-trade-price', 'tick-size', 'neg-risk'].map((p) => [`GET ${CLOB}/${p}`, [400, 401, 403, 404, 429, 500, 503]]),
+  ),
+  [`GET ${CLOB}/prices-history`]: [400, 401, 403, 429, 500, 503],
+  [`POST ${CLOB}/books`]: [400, 401, 403, 413, 429, 500, 503],
   'POST /v1/register': [400, 413, 429, 500, 503],
   'GET /v1/me': [401, 500, 503],
   'POST /v1/keys/regenerate': [401, 413, 500, 503],
@@ -182,7 +189,7 @@ describe('/v1/openapi.json documents every error body', () => {
       const errors = Object.keys(op.responses).map(Number).filter((s) => s >= 400);
       expect(errors.sort(), name).toEqual(EXPECTED_ERRORS[name]);
       for (const status of errors) {
-        const schema = status === 404 ? 'NotFound' : 'Error';
+        const schema = name.includes('/v1/clob/') ? 'PolymarketError' : status === 404 ? 'NotFound' : 'Error';
         expect(op.responses[status].content, `${name} ${status}`).toEqual({ 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } });
       }
     }

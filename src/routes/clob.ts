@@ -83,6 +83,7 @@ const errorResponses = {
     ...json('Daily request limit reached', ErrorSchema),
     headers: { 'Retry-After': { description: 'Seconds until the limit resets (00:00 UTC)', schema: { type: 'integer' as const } } },
   },
+  500: json('Internal error (a bug); the message names the request id', ErrorSchema),
   503: {
     ...json('ClickHouse is unavailable; retry shortly', ErrorSchema),
     headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' as const } } },

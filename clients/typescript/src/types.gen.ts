@@ -1052,6 +1052,10 @@ export type GetClobBookErrors = {
      */
     429: PolymarketError;
     /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
+    /**
      * ClickHouse is unavailable; retry shortly
      */
     503: PolymarketError;
@@ -1109,6 +1113,10 @@ export type GetClobBooksErrors = {
      */
     429: PolymarketError;
     /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
+    /**
      * ClickHouse is unavailable; retry shortly
      */
     503: PolymarketError;
@@ -1165,6 +1173,10 @@ export type GetClobPriceErrors = {
      * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
     /**
      * ClickHouse is unavailable; retry shortly
      */
@@ -1224,6 +1236,10 @@ export type GetClobMidpointErrors = {
      */
     429: PolymarketError;
     /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
+    /**
      * ClickHouse is unavailable; retry shortly
      */
     503: PolymarketError;
@@ -1282,6 +1298,10 @@ export type GetClobSpreadErrors = {
      */
     429: PolymarketError;
     /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
+    /**
      * ClickHouse is unavailable; retry shortly
      */
     503: PolymarketError;
@@ -1339,6 +1359,10 @@ export type GetClobLastTradePriceErrors = {
      * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
     /**
      * ClickHouse is unavailable; retry shortly
      */
@@ -1399,6 +1423,10 @@ export type GetClobTickSizeErrors = {
      */
     429: PolymarketError;
     /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
+    /**
      * ClickHouse is unavailable; retry shortly
      */
     503: PolymarketError;
@@ -1456,6 +1484,10 @@ export type GetClobNegRiskErrors = {
      * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
     /**
      * ClickHouse is unavailable; retry shortly
      */
@@ -1523,6 +1555,10 @@ export type GetClobPricesHistoryErrors = {
      * Daily request limit reached
      */
     429: PolymarketError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
     /**
      * ClickHouse is unavailable; retry shortly
      */
