@@ -9,9 +9,10 @@ import { clip, timeline, type AssetRecord, type GapReason, type Reconnect, type 
 
 /** Counts and seq are 64-bit: JSON numbers, not the quoted strings ClickHouse prints by default. */
 const JSON_NUMBERS = 'output_format_json_quote_64bit_integers = 0';
+// Times leave as `ms`: an alias named `t` would replace the column `t` in WHERE and ORDER BY.
 
 /** Every run record before `to` (two per recorder run: few rows, and the earliest start matters). */
-const RUNS_SQL = `SELECT toUnixTimestamp64Milli(t) AS t, seq, run, toString(kind) AS kind
+const RUNS_SQL = `SELECT toUnixTimestamp64Milli(t) AS ms, seq, run, toString(kind) AS kind
 FROM capture_events
 WHERE asset_id = '' AND t < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
 ORDER BY t, seq
@@ -21,7 +22,7 @@ SETTINGS ${JSON_NUMBERS}`;
  * The assets' records before `to`, from the start of the run active at `from` on: runs are
  * sequential (see timeline), so nothing older bears on [from, to). Before any run, max() is 1970.
  */
-const RECORDS_SQL = `SELECT asset_id, toUnixTimestamp64Milli(t) AS t, seq, run, socket, toString(kind) AS kind
+const RECORDS_SQL = `SELECT asset_id, toUnixTimestamp64Milli(t) AS ms, seq, run, socket, toString(kind) AS kind
 FROM capture_events
 WHERE asset_id IN {assets:Array(String)}
   AND t >= (SELECT max(t) FROM capture_events WHERE asset_id = '' AND kind = 'start' AND t <= fromUnixTimestamp64Milli({from:Int64}, 'UTC'))
@@ -45,7 +46,7 @@ WHERE asset_id = {asset:String}
   AND t >= fromUnixTimestamp64Milli({start:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({end:Int64}, 'UTC')
 SETTINGS ${JSON_NUMBERS}`;
 
-const DRIFT_SQL = `SELECT toUnixTimestamp64Milli(t) AS t, levels_differing
+const DRIFT_SQL = `SELECT toUnixTimestamp64Milli(t) AS ms, levels_differing
 FROM book_checks
 WHERE asset_id = {asset:String} AND verdict = 'drifted'
   AND t >= fromUnixTimestamp64Milli({start:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({end:Int64}, 'UTC')
@@ -59,6 +60,8 @@ WHERE asset_id = {asset:String} AND day >= {first:Date} AND day <= {last:Date}
 GROUP BY day
 SETTINGS ${JSON_NUMBERS}`;
 
+type Timed<T extends { t: number }> = Omit<T, 't'> & { ms: number };
+
 interface AssetTimeline {
   segments: Segment[];
   reconnects: Reconnect[];
@@ -70,21 +73,23 @@ interface AssetTimeline {
 async function loadTimelines(engine: Engine, assets: string[], from: number, to: number, signal?: AbortSignal): Promise<Map<string, AssetTimeline>> {
   const params = { assets, from, to };
   const [runs, records, recorded, drift] = await Promise.all([
-    engine.rows<RunRecord>(RUNS_SQL, { params, signal }),
-    engine.rows<AssetRecord & { asset_id: string }>(RECORDS_SQL, { params, signal }),
+    engine.rows<Timed<RunRecord>>(RUNS_SQL, { params, signal }),
+    engine.rows<Timed<AssetRecord> & { asset_id: string }>(RECORDS_SQL, { params, signal }),
     engine.rows<{ asset_id: string }>(RECORDED_SQL, { params, signal }),
     engine.rows<{ asset_id: string; day: number; drifted: number }>(DRIFT_DAYS_SQL, { params, signal }),
   ]);
   const withRecords = new Set(recorded.map((r) => r.asset_id));
+  const runRecords = runs.map(({ ms, ...r }) => ({ ...r, t: Number(ms), seq: Number(r.seq) }));
   const recordsOf = new Map<string, AssetRecord[]>();
-  for (const r of records) {
+  for (const { ms, ...r } of records) {
+    const record = { ...r, t: Number(ms), seq: Number(r.seq) };
     const list = recordsOf.get(r.asset_id);
-    if (list) list.push(r);
-    else recordsOf.set(r.asset_id, [r]);
+    if (list) list.push(record);
+    else recordsOf.set(r.asset_id, [record]);
   }
   const byAsset = new Map<string, AssetTimeline>();
   for (const asset of assets) {
-    byAsset.set(asset, { ...timeline(runs, recordsOf.get(asset) ?? [], withRecords.has(asset), from, to), drifted: new Map() });
+    byAsset.set(asset, { ...timeline(runRecords, recordsOf.get(asset) ?? [], withRecords.has(asset), from, to), drifted: new Map() });
   }
   for (const d of drift) byAsset.get(d.asset_id)?.drifted.set(Number(d.day), Number(d.drifted));
   return byAsset;
@@ -123,7 +128,7 @@ export async function coverageReport(engine: Engine, q: CoverageQuery, now: numb
   const [timelines, [books], drift, ticks] = await Promise.all([
     loadTimelines(engine, [q.asset_id], firstDay, windowTo, signal),
     engine.rows<Coverage['books']>(BOOKS_SQL, { params, signal }),
-    engine.rows<Coverage['drift'][number]>(DRIFT_SQL, { params, signal }),
+    engine.rows<{ ms: number; levels_differing: number }>(DRIFT_SQL, { params, signal }),
     engine.rows<{ date: string; ticks: number }>(TICKS_DAYS_SQL, { params, signal }),
   ]);
   const { segments, reconnects, drifted } = timelines.get(q.asset_id)!;
@@ -137,7 +142,7 @@ export async function coverageReport(engine: Engine, q: CoverageQuery, now: numb
     gaps: inRange.flatMap(({ from, to, state }) => (state === 'captured' ? [] : [{ from, to, reason: state }])),
     reconnects: reconnects.filter((r) => r.t >= q.start && r.t <= q.end),
     books: { exchange: Number(books.exchange), verified: Number(books.verified), drifted: Number(books.drifted) },
-    drift: drift.map((d) => ({ t: Number(d.t), levels_differing: Number(d.levels_differing) })),
+    drift: drift.map((d) => ({ t: Number(d.ms), levels_differing: Number(d.levels_differing) })),
     days: dayCoverage(segments, firstDay, lastDay, now, drifted).map((d) => ({
       date: dateText(d.day),
       condition: d.condition,

@@ -20,6 +20,7 @@ export interface MarketEntry {
 
 /** asset_stats merged to one row per asset, with its metadata (FINAL: newest version per token). */
 const LISTED = `SELECT s.asset_id AS asset_id, s.market AS market, s.first_seen AS first_seen, s.last_seen AS last_seen,
+  toUnixTimestamp64Milli(s.last_seen) AS last_seen_ms,
   s.total_ticks AS total_ticks, m.outcome AS outcome, m.question AS question, m.slug AS slug
 FROM (
   SELECT asset_id, any(market) AS market, min(first_seen) AS first_seen, max(last_seen) AS last_seen, sum(total_ticks) AS total_ticks
@@ -42,7 +43,7 @@ export async function listMarkets(engine: Engine, q: { search: string; limit: nu
     `SELECT market, asset_id,
   -- Ticks carry the outcome label upper-cased, and UNKNOWN while no metadata is known (INGEST.md §2).
   if(outcome != '', upperUTF8(outcome), 'UNKNOWN') AS side,
-  toString(first_seen) AS first_seen, toString(last_seen) AS last_seen, toUnixTimestamp64Milli(last_seen) AS last_seen_ms, total_ticks, question, slug,
+  toString(first_seen) AS first_seen, toString(last_seen) AS last_seen, last_seen_ms, total_ticks, question, slug,
   count() OVER () AS total
 FROM (${LISTED})
 ORDER BY total_ticks DESC, asset_id ASC
