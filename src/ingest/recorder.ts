@@ -103,8 +103,7 @@ export async function startRecorder(engine: Engine, options: RecorderOptions, ho
    * A capture record goes into the archive as a line among the frames and through the normalizer
    * like one, so the rows stored live are the rows a replay of the archive stores.
    */
-  function capture(kind: CaptureRecord['kind'], socket: number, assets: string[]): void {
-    const t = Date.now();
+  function capture(kind: CaptureRecord['kind'], socket: number, assets: string[], t = Date.now()): void {
     const line = captureLine({ kind, t, run, socket, assets });
     archive?.append(line, t);
     normalizer.push(line);
@@ -112,7 +111,7 @@ export async function startRecorder(engine: Engine, options: RecorderOptions, ho
 
   function onSocketEvent(e: SocketEvent): void {
     if (stopped) return;
-    capture(e.kind, e.socket, e.assets);
+    capture(e.kind, e.socket, e.assets, e.at);
     if (e.kind === 'close') awaitingBook.delete(e.socket);
     else if (e.kind === 'open') {
       const awaiting = awaitingBook.get(e.socket) ?? new Set<string>();

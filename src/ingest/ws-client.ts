@@ -22,6 +22,8 @@ export interface FeedOptions {
  */
 export interface SocketEvent {
   kind: 'subscribe' | 'open' | 'close';
+  /** Wall-clock time, Unix ms: a subscription on an open socket is live the instant it is made. */
+  at: number;
   socket: number;
   assets: string[];
 }
@@ -128,10 +130,11 @@ class MarketSocket {
 
   add(assets: string[]): void {
     this.assets.push(...assets);
-    this.options.onSocketEvent?.({ kind: 'subscribe', socket: this.id, assets });
+    const at = Date.now();
+    this.options.onSocketEvent?.({ kind: 'subscribe', at, socket: this.id, assets });
     if (this.isOpen()) {
       this.send({ assets_ids: assets, operation: 'subscribe' });
-      this.options.onSocketEvent?.({ kind: 'open', socket: this.id, assets });
+      this.options.onSocketEvent?.({ kind: 'open', at, socket: this.id, assets });
     } else if (!this.ws && !this.retry) this.connect();
     // A socket still connecting subscribes to the whole list when it opens.
   }
@@ -172,7 +175,7 @@ class MarketSocket {
       opened = true;
       log.info('recorder socket connected', { socket: this.id, assets: this.assets.length, attempt: this.attempt });
       this.send({ assets_ids: this.assets, type: 'market', custom_feature_enabled: true, initial_dump: true });
-      this.options.onSocketEvent?.({ kind: 'open', socket: this.id, assets: this.assets.slice() });
+      this.options.onSocketEvent?.({ kind: 'open', at: Date.now(), socket: this.id, assets: this.assets.slice() });
       this.pinger = setInterval(() => {
         if (ws.readyState !== WebSocket.OPEN) return;
         ws.send('PING');
@@ -196,7 +199,7 @@ class MarketSocket {
       if (this.ws === ws) this.ws = null;
       if (this.closing) return;
       // A connection that never opened had nothing live on it.
-      if (opened) this.options.onSocketEvent?.({ kind: 'close', socket: this.id, assets: this.assets.slice() });
+      if (opened) this.options.onSocketEvent?.({ kind: 'close', at: Date.now(), socket: this.id, assets: this.assets.slice() });
       const delay = this.backoff();
       log.warn('recorder socket closed; reconnecting', { socket: this.id, code, reason: reason.toString(), retry_in_ms: delay });
       this.feed.reconnects++;
