@@ -124,6 +124,16 @@ describe('a socket dropped for N seconds and resumed', () => {
     expect((await coverage(A, from, to)).captured).toEqual([]);
     for (const file of files) await replayFile(t.deps.engine, join(dir, file));
     expect(await coverage(A, from, to)).toEqual(answer);
+    // Replaying it again adds no row anywhere.
+    const counts = async () => {
+      const [row] = await t.deps.engine.rows<Record<string, string | number>>(`SELECT (SELECT count() FROM capture_events) AS captures, (SELECT count() FROM book_checks) AS checks, (SELECT count() FROM ticks) AS ticks`);
+      return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
+    };
+    const once = await counts();
+    for (const file of files) await replayFile(t.deps.engine, join(dir, file));
+    expect(await counts()).toEqual(once);
+    // start, stop, and A's subscribe, open, resync, close, open, resync.
+    expect(once).toEqual({ captures: 8, checks: 2, ticks: 3 });
   });
 });
 
