@@ -17,10 +17,15 @@ const NOW = D5 + 12 * H;
 const A = '1001';
 const B = '1002';
 const C = '3003';
+const D = '4004';
 const RUN = 'rec-test';
 
 const ASKS: Pair[] = [['0.55', '80'], ['0.6', '40']];
 const LINES = [
+  // An earlier run that recorded D and crashed: it never recorded its stop.
+  capture('start', D1 + 1 * H, 'rec-crashed', 0),
+  capture('subscribe', D1 + 1 * H + 5, 'rec-crashed', 1, [D]),
+  capture('open', D1 + 1 * H + 10, 'rec-crashed', 1, [D]),
   capture('start', D1 + 6 * H, RUN, 0),
   capture('subscribe', D1 + 6 * H + 10, RUN, 1, [A]),
   capture('open', D1 + 6 * H + 20, RUN, 1, [A]),
@@ -73,8 +78,9 @@ describe('GET /v1/coverage', () => {
           { from: D4 + 10 * H + 5000, to: D4 + 18 * H },
         ],
         gaps: [
-          { from: D1, to: D1 + 6 * H, reason: 'unknown' },
-          { from: D1 + 6 * H, to: D1 + 6 * H + 10, reason: 'not_subscribed' },
+          { from: D1, to: D1 + 1 * H, reason: 'unknown' },
+          // The crashed run, then this one, recorded without A.
+          { from: D1 + 1 * H, to: D1 + 6 * H + 10, reason: 'not_subscribed' },
           { from: D1 + 6 * H + 10, to: D1 + 6 * H + 20, reason: 'disconnected' },
           { from: D4 + 10 * H, to: D4 + 10 * H + 5000, reason: 'disconnected' },
           { from: D4 + 18 * H, to: NOW, reason: 'not_recording' },
@@ -102,8 +108,8 @@ describe('GET /v1/coverage', () => {
       end: NOW,
       captured: [{ from: D4 + 12 * H + 10, to: D4 + 18 * H }],
       gaps: [
-        { from: D1, to: D1 + 6 * H, reason: 'unknown' },
-        { from: D1 + 6 * H, to: D4 + 12 * H, reason: 'not_subscribed' },
+        { from: D1, to: D1 + 1 * H, reason: 'unknown' },
+        { from: D1 + 1 * H, to: D4 + 12 * H, reason: 'not_subscribed' },
         { from: D4 + 12 * H, to: D4 + 12 * H + 10, reason: 'disconnected' },
         { from: D4 + 18 * H, to: NOW, reason: 'not_recording' },
       ],
@@ -116,6 +122,24 @@ describe('GET /v1/coverage', () => {
         { date: '2026-06-03', condition: 'missing', ticks: 0, gap_ms: DAY },
         { date: '2026-06-04', condition: 'degraded', ticks: 1, gap_ms: DAY - (6 * H - 10) },
         { date: '2026-06-05', condition: 'missing', ticks: 0, gap_ms: 12 * H },
+      ],
+    });
+  });
+
+  it('a run that never recorded its stop ended where the next run started', async () => {
+    const body = await json(await t.get(url({ asset_id: D, start: D1, end: D2 })));
+    expect(body.data).toMatchObject({
+      captured: [{ from: D1 + 1 * H + 10, to: D1 + 6 * H }],
+      gaps: [
+        { from: D1, to: D1 + 1 * H, reason: 'unknown' },
+        { from: D1 + 1 * H, to: D1 + 1 * H + 5, reason: 'not_subscribed' },
+        { from: D1 + 1 * H + 5, to: D1 + 1 * H + 10, reason: 'disconnected' },
+        { from: D1 + 6 * H, to: D2, reason: 'not_subscribed' },
+      ],
+      books: { exchange: 0, verified: 0, drifted: 0 },
+      days: [
+        { date: '2026-06-01', condition: 'degraded', ticks: 0, gap_ms: DAY - (5 * H - 10) },
+        { date: '2026-06-02', condition: 'missing', ticks: 0, gap_ms: DAY },
       ],
     });
   });
