@@ -33,6 +33,7 @@ const LINES = [
   bookFrame(A, D1 + 6 * H + 30, [['0.4', '100'], ['0.45', '50']], ASKS),
   capture('resync', D1 + 6 * H + 30, RUN, 1, [A]),
   changeFrame(A, D2 + 1 * H, 'BUY', '0.45', '70'),
+  JSON.stringify({ event_type: 'last_trade_price', market: '0xm', asset_id: A, price: '0.55', size: '3', side: 'BUY', timestamp: String(D2 + 1 * H + 1) }),
   // Exactly the book the change made: verified.
   bookFrame(A, D2 + 2 * H, [['0.4', '100'], ['0.45', '70']], ASKS),
   changeFrame(A, D3 + 1 * H, 'SELL', '0.55', '0'),
@@ -90,7 +91,7 @@ describe('GET /v1/coverage', () => {
         drift: [{ t: D3 + 2 * H, levels_differing: 2 }],
         days: [
           { date: '2026-06-01', condition: 'degraded', ticks: 1, gap_ms: 6 * H + 20 },
-          { date: '2026-06-02', condition: 'available', ticks: 2, gap_ms: 0 },
+          { date: '2026-06-02', condition: 'available', ticks: 3, gap_ms: 0 },
           { date: '2026-06-03', condition: 'degraded', ticks: 2, gap_ms: 0 },
           { date: '2026-06-04', condition: 'degraded', ticks: 1, gap_ms: 5000 + 6 * H },
           { date: '2026-06-05', condition: 'missing', ticks: 0, gap_ms: 12 * H },
