@@ -164,7 +164,13 @@ export async function recentConditions(engine: Engine, assets: { asset_id: strin
   const windows = assets.map((a) => ({ asset_id: a.asset_id, last: utcDay(Math.min(a.lastSeen, now)) }));
   const from = Math.min(...windows.map((w) => w.last)) - 6 * DAY_MS;
   const to = Math.min(Math.max(...windows.map((w) => w.last)) + DAY_MS, now);
-  const timelines = await loadTimelines(engine, [...new Set(assets.map((a) => a.asset_id))], from, to, signal);
+  const ids = [...new Set(assets.map((a) => a.asset_id))];
+  const timelines = new Map<string, AssetTimeline>();
+  // A server engine sends bound parameters in the URL: 200 token ids (~80 characters each) stay well
+  // inside what an HTTP front end accepts, as in the writer's market lookups.
+  for (let i = 0; i < ids.length; i += 200) {
+    for (const [id, timeline] of await loadTimelines(engine, ids.slice(i, i + 200), from, to, signal)) timelines.set(id, timeline);
+  }
   for (const w of windows) {
     const { segments, drifted } = timelines.get(w.asset_id)!;
     const counts: ConditionCounts = {};
