@@ -5,7 +5,7 @@ import type { BookCheckRow } from '../src/clickhouse/rows.js';
 import { fileSeq, Normalizer } from '../src/ingest/normalizer.js';
 import { replayLines } from '../src/ingest/replay.js';
 import { startDataApp, type DataApp } from './support/data-app.js';
-import { POLYMARKET_SAMPLES } from './support/samples.js';
+import { fixturePath } from './support/fixtures.js';
 import { json, prng } from './support/ticks-fixture.js';
 
 /**
@@ -117,7 +117,7 @@ describe('the drift check at ingest', () => {
   });
 
   it('the real sample: a book re-sent with no event between is verified; line 3 differs from lines 1-2 by 11 levels', () => {
-    const lines = readFileSync(`${POLYMARKET_SAMPLES}/ws-frames.jsonl`, 'utf8').split('\n');
+    const lines = readFileSync(fixturePath('polymarket/ws-frames.jsonl'), 'utf8').split('\n');
     // The initial dump of line 1 received twice, as after a reconnect with nothing traded between.
     expect(checksOf([lines[0], lines[0]]).map((c) => c.verdict)).toEqual(['unchecked', 'unchecked', 'verified', 'verified']);
     // Line 3 is asset B's book re-sent ~1 s after line 2 changed it: the capture skipped frames between

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { ExportTicksData, ExportTicksErrors, ExportTicksResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetBillingStatusData, GetBillingStatusErrors, GetBillingStatusResponses, GetCandlesData, GetCandlesErrors, GetCandlesResponses, GetExecutionPriceData, GetExecutionPriceErrors, GetExecutionPriceResponses, GetHealthData, GetHealthResponses, GetMarketStatsData, GetMarketStatsResponses, GetMetricsData, GetMetricsResponses, GetOrderBookData, GetOrderBookErrors, GetOrderBookRangeData, GetOrderBookRangeErrors, GetOrderBookRangeResponses, GetOrderBookResponses, GetPriceData, GetPriceErrors, GetPriceResponses, GetPricesHistoryData, GetPricesHistoryErrors, GetPricesHistoryResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSandboxInvoiceData, GetSandboxInvoiceErrors, GetSandboxInvoiceResponses, GetTicksData, GetTicksErrors, GetTicksResponses, ListMarketsData, ListMarketsErrors, ListMarketsResponses, PaySandboxInvoiceData, PaySandboxInvoiceErrors, ReceivePaymentNotificationData, ReceivePaymentNotificationErrors, ReceivePaymentNotificationResponses, RegenerateKeyData, RegenerateKeyErrors, RegenerateKeyResponses, RegisterData, RegisterErrors, RegisterResponses, SubscribeData, SubscribeErrors, SubscribeResponses } from './types.gen.js';
+import type { ExportTicksData, ExportTicksErrors, ExportTicksResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetBillingStatusData, GetBillingStatusErrors, GetBillingStatusResponses, GetCandlesData, GetCandlesErrors, GetCandlesResponses, GetExecutionPriceData, GetExecutionPriceErrors, GetExecutionPriceResponses, GetHealthData, GetHealthResponses, GetMarketStatsData, GetMarketStatsResponses, GetMetricsData, GetMetricsResponses, GetOrderBookData, GetOrderBookErrors, GetOrderBookRangeData, GetOrderBookRangeErrors, GetOrderBookRangeResponses, GetOrderBookResponses, GetPriceData, GetPriceErrors, GetPriceResponses, GetPricesHistoryData, GetPricesHistoryErrors, GetPricesHistoryResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSandboxInvoiceData, GetSandboxInvoiceErrors, GetSandboxInvoiceResponses, GetTicksData, GetTicksErrors, GetTicksResponses, GetV1CoverageData, GetV1CoverageErrors, GetV1CoverageResponses, ListMarketsData, ListMarketsErrors, ListMarketsResponses, PaySandboxInvoiceData, PaySandboxInvoiceErrors, ReceivePaymentNotificationData, ReceivePaymentNotificationErrors, ReceivePaymentNotificationResponses, RegenerateKeyData, RegenerateKeyErrors, RegenerateKeyResponses, RegisterData, RegisterErrors, RegisterResponses, SubscribeData, SubscribeErrors, SubscribeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean> = Options2<TData, ThrowOnError> & {
     /**
@@ -198,5 +198,16 @@ export const exportTicks = <ThrowOnError extends boolean = false>(options: Optio
 export const getCandles = <ThrowOnError extends boolean = false>(options: Options<GetCandlesData, ThrowOnError>) => (options.client ?? client).get<GetCandlesResponses, GetCandlesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/ohlcv',
+    ...options
+});
+
+/**
+ * What was recorded for an asset, what is missing and why, and where the rebuilt book drifted from the exchange
+ *
+ * From the recorder’s capture records and the drift checks made at ingest (TIME-MACHINE.md §4). Times are Unix ms; intervals are from ≤ t < to, clipped to [start, min(end, now)). Day conditions: available (captured all day, no drift), degraded (some gap or drift), missing (nothing captured), unknown (no capture record).
+ */
+export const getV1Coverage = <ThrowOnError extends boolean = false>(options: Options<GetV1CoverageData, ThrowOnError>) => (options.client ?? client).get<GetV1CoverageResponses, GetV1CoverageErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/coverage',
     ...options
 });

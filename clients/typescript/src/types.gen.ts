@@ -48,6 +48,15 @@ export type MarketEntry = {
     total_ticks: number;
     question?: string;
     slug?: string;
+    /**
+     * How many of the entry’s last 7 UTC days (the day of last_seen and the 6 before) had each condition of /v1/coverage; absent conditions had none
+     */
+    coverage: {
+        available?: number;
+        degraded?: number;
+        missing?: number;
+        unknown?: number;
+    };
 };
 
 export type MarketStats = {
@@ -147,6 +156,58 @@ export type Candle = {
      * price_change ticks in the bucket
      */
     volume: number;
+};
+
+export type Coverage = {
+    asset_id: string;
+    start: number;
+    end: number;
+    /**
+     * Merged intervals (from ≤ t < to) during which a live recorder socket was subscribed to the asset
+     */
+    captured: Array<{
+        from: number;
+        to: number;
+    }>;
+    /**
+     * The rest of [start, min(end, now)), by reason; `unknown`: no capture record (data from other files)
+     */
+    gaps: Array<{
+        from: number;
+        to: number;
+        reason: 'not_recording' | 'disconnected' | 'not_subscribed' | 'unknown';
+    }>;
+    reconnects: Array<{
+        t: number;
+        /**
+         * A fresh exchange book followed the reconnect
+         */
+        resynced: boolean;
+    }>;
+    /**
+     * Exchange books with start ≤ t ≤ end; the first book of an ingest run has nothing to be checked against and is neither verified nor drifted
+     */
+    books: {
+        exchange: number;
+        verified: number;
+        drifted: number;
+    };
+    /**
+     * The first 100 drifted books of the range
+     */
+    drift: Array<{
+        t: number;
+        levels_differing: number;
+    }>;
+    /**
+     * Every UTC day the range touches up to today, judged over the whole day up to now
+     */
+    days: Array<{
+        date: string;
+        condition: 'available' | 'degraded' | 'missing' | 'unknown';
+        ticks: number;
+        gap_ms: number;
+    }>;
 };
 
 export type GetHealthData = {
@@ -963,3 +1024,45 @@ export type GetCandlesResponses = {
 };
 
 export type GetCandlesResponse = GetCandlesResponses[keyof GetCandlesResponses];
+
+export type GetV1CoverageData = {
+    body?: never;
+    path?: never;
+    query: {
+        asset_id: string;
+        start: number;
+        end: number;
+    };
+    url: '/v1/coverage';
+};
+
+export type GetV1CoverageErrors = {
+    /**
+     * Invalid parameter
+     */
+    400: unknown;
+    /**
+     * Missing or invalid API key
+     */
+    401: unknown;
+    /**
+     * Outside the plan’s history window
+     */
+    403: unknown;
+    /**
+     * Daily request limit reached
+     */
+    429: unknown;
+};
+
+export type GetV1CoverageResponses = {
+    /**
+     * The coverage
+     */
+    200: {
+        success: true;
+        data: Coverage;
+    };
+};
+
+export type GetV1CoverageResponse = GetV1CoverageResponses[keyof GetV1CoverageResponses];
