@@ -42,6 +42,7 @@ const CoverageSchema = z
 const coverageRoute = createRoute({
   method: 'get',
   path: '/v1/coverage',
+  operationId: 'getCoverage',
   tags: ['coverage'],
   summary: 'What was recorded for an asset, what is missing and why, and where the rebuilt book drifted from the exchange',
   description:

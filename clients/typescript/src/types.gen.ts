@@ -1025,7 +1025,7 @@ export type GetCandlesResponses = {
 
 export type GetCandlesResponse = GetCandlesResponses[keyof GetCandlesResponses];
 
-export type GetV1CoverageData = {
+export type GetCoverageData = {
     body?: never;
     path?: never;
     query: {
@@ -1036,7 +1036,7 @@ export type GetV1CoverageData = {
     url: '/v1/coverage';
 };
 
-export type GetV1CoverageErrors = {
+export type GetCoverageErrors = {
     /**
      * Invalid parameter
      */
@@ -1055,7 +1055,7 @@ export type GetV1CoverageErrors = {
     429: unknown;
 };
 
-export type GetV1CoverageResponses = {
+export type GetCoverageResponses = {
     /**
      * The coverage
      */
@@ -1065,4 +1065,4 @@ export type GetV1CoverageResponses = {
     };
 };
 
-export type GetV1CoverageResponse = GetV1CoverageResponses[keyof GetV1CoverageResponses];
+export type GetCoverageResponse = GetCoverageResponses[keyof GetCoverageResponses];
