@@ -20,7 +20,7 @@ const extra = process.argv.slice(2);
 const runs = [
   { backend: 'embedded', args: [] },
   // Browser tests exercise the page, not the backend: once is enough.
-  { backend: 'http', args: ['--exclude', 'test/dashboard.browser.test.ts'] },
+  { backend: 'http', args: ['--exclude', 'test/*.browser.test.ts'] },
 ];
 const results = [];
 for (const run of runs) {

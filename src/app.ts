@@ -12,6 +12,7 @@ import { engineBookReader } from './queries/book-reader.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
 import { registerClobRoutes } from './routes/clob.js';
+import { registerCoverageRoutes } from './routes/coverage.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMarketsRoutes } from './routes/markets.js';
 import { registerOhlcvRoutes } from './routes/ohlcv.js';
@@ -22,7 +23,7 @@ import { registerTicksRoutes } from './routes/ticks.js';
  * Paths whose every authenticated request counts toward the daily limit (API.md §2). A Hono
  * pattern `/x/*` also matches `/x` itself, so listing both would run the middleware twice.
  */
-export const DATA_PATHS = ['/v1/orderbook/*', '/v1/ticks/*', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price'];
+export const DATA_PATHS = ['/v1/orderbook/*', '/v1/ticks/*', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price', '/v1/coverage'];
 /** Authenticated but never counted. */
 const ACCOUNT_PATHS = ['/v1/me', '/v1/keys/*', '/v1/billing/status', '/v1/billing/subscribe'];
 
@@ -64,6 +65,7 @@ export function createApp(deps: AppDeps) {
   registerClobRoutes(app, deps, books);
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);
+  registerCoverageRoutes(app, deps);
   registerDashboard(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'API key from POST /v1/register' });

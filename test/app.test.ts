@@ -97,6 +97,7 @@ describe('operations', () => {
         'GET /v1/price',
         'GET /v1/prices-history',
         'GET /v1/execution-price',
+        'GET /v1/coverage',
       ]),
     );
   });
@@ -107,7 +108,7 @@ describe('daily counter wiring', () => {
     const key = generateApiKey('th_');
     const account = await deps.accounts.createAccount({ email: null, keyHash: hashApiKey(key), plan: 'free', plan_expires_at: null, now: deps.clock.now() });
     const today = new Date(deps.clock.now()).toISOString().slice(0, 10);
-    const paths = ['/v1/orderbook', '/v1/orderbook/range', '/v1/ticks', '/v1/ticks/export', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price'];
+    const paths = ['/v1/orderbook', '/v1/orderbook/range', '/v1/ticks', '/v1/ticks/export', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price', '/v1/coverage'];
     for (const [i, path] of paths.entries()) {
       // No asset_id: a 400, which counts like any outcome but a 429.
       const res = await app.request(path, { headers: { Authorization: `Bearer ${key}` } });

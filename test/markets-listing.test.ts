@@ -33,6 +33,8 @@ function expectedEntries() {
         last_seen: fmt(ticks[ticks.length - 1].t),
         total_ticks: ticks.length,
         ...(m ? { question: m.question, slug: m.question.toLowerCase().replace(/\W+/g, '-') } : {}),
+        // Replayed files carry no capture record: all 7 days unknown (TIME-MACHINE.md §4).
+        coverage: { unknown: 7 },
       };
     })
     .sort((x, y) => y.total_ticks - x.total_ticks || (x.asset_id < y.asset_id ? -1 : x.asset_id > y.asset_id ? 1 : 0));

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseGammaMarkets } from '../src/ingest/gamma.js';
 import type { CheckpointPolicy, Level, OrderBook } from '../src/book/index.js';
-import type { MarketRow, SnapshotRow, TickRow } from '../src/clickhouse/rows.js';
+import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../src/clickhouse/rows.js';
 import { fileSeq, Normalizer } from '../src/ingest/normalizer.js';
 import { fixturePath } from './support/fixtures.js';
 
@@ -19,13 +19,21 @@ function run(lines: readonly string[], opts: { markets?: MarketRow[]; checkpoint
   const ticks: TickRow[] = [];
   const snapshots: PairSnapshot[] = [];
   const markets: MarketRow[] = [];
+  const checks: BookCheckRow[] = [];
+  const captures: CaptureRow[] = [];
   const normalizer = new Normalizer(
-    { tick: (r) => ticks.push(r), snapshot: (r) => snapshots.push({ ...r, bids: pairs(r.bids), asks: pairs(r.asks) }), market: (r) => markets.push(r) },
+    {
+      tick: (r) => ticks.push(r),
+      snapshot: (r) => snapshots.push({ ...r, bids: pairs(r.bids), asks: pairs(r.asks) }),
+      market: (r) => markets.push(r),
+      bookCheck: (r) => checks.push(r),
+      capture: (r) => captures.push(r),
+    },
     { seq: fileSeq(opts.sourceId ?? 'test'), checkpoints: opts.checkpoints },
   );
   if (opts.markets) normalizer.addMarkets(opts.markets);
   for (const line of lines) normalizer.push(line);
-  return { ticks, snapshots, markets, stats: normalizer.stats, normalizer };
+  return { ticks, snapshots, markets, checks, captures, stats: normalizer.stats, normalizer };
 }
 
 /** seq of the `item`-th tick of line `line` under source id `sourceId`. */
@@ -111,6 +119,7 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
     expect(stats).toEqual({
       lines: 12, // the trailing newline leaves an empty last line
       frames: 11,
+      captures: 0,
       pongs: 0,
       events: { book: 4, price_change: 3, last_trade_price: 1, new_market: 1, market_resolved: 1, tick_size_change: 1, best_bid_ask: 1, unknown: 0 },
       ticks: 10,

@@ -108,7 +108,8 @@ describe('ClickHouse unavailable for a while', () => {
     // Reading stopped: frames wait in the socket instead of in memory.
     await new Promise((r) => setTimeout(r, 300));
     const during = recorder.status();
-    expect(during.sink.stored).toEqual({ ticks: 0, book_snapshots: 0, markets: 0 });
+    // The run's first capture records may have been stored before the outage began.
+    expect(during.sink.stored).toMatchObject({ ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0 });
     expect(during.frames).toBeLessThan(ws.sent.filter((f) => f !== 'PONG').length);
     expect(during.sink.pending).toBeGreaterThanOrEqual(1000);
     expect(during.sink.pending).toBeLessThan(3000);

@@ -82,8 +82,20 @@ describe('recording the sample capture through a local market channel', () => {
     // the capture's assets are not, so every side is UNKNOWN, as replay gives.
     expect(new Set(recorded.ticks.map((t) => t.side))).toEqual(new Set(['UNKNOWN']));
 
-    // The archive holds every frame exactly as sent, one per line.
-    expect(gunzipSync(readFileSync(archive)).toString('utf8')).toBe(FRAMES.join('\n') + '\n');
+    // The archive holds every frame exactly as sent, one per line, and the run's capture records
+    // among them (TIME-MACHINE.md §4): the books of the dump and of line 4 re-synced the socket.
+    const archived = gunzipSync(readFileSync(archive)).toString('utf8').split('\n');
+    expect(archived.pop()).toBe('');
+    const isCapture = (line: string) => JSON.parse(line).event_type === 'tickhouse_capture';
+    expect(archived.filter((l) => !isCapture(l))).toEqual(FRAMES);
+    expect(archived.filter(isCapture).map((l) => [JSON.parse(l).kind, JSON.parse(l).assets.length])).toEqual([
+      ['start', 0],
+      ['subscribe', 10],
+      ['open', 10],
+      ['resync', 2],
+      ['resync', 1],
+      ['stop', 0],
+    ]);
 
     await truncateIngestTables(engine);
     await replayFile(engine, FRAMES_FILE, { marketsFile: GAMMA_FILE });

@@ -47,7 +47,7 @@ async function counts() {
 describe('replaying the sample capture', () => {
   it('writes the rows INGEST.md §2 derives, into every table', async () => {
     const summary = await replayFile(engine, FRAMES, { marketsFile: GAMMA });
-    expect(summary.writer.rows).toEqual({ ticks: 10, book_snapshots: 4, markets: 4 });
+    expect(summary.writer.rows).toEqual({ ticks: 10, book_snapshots: 4, markets: 4, book_checks: 4, capture_events: 0 });
     expect(summary.normalizer.ticks).toBe(10);
     expect(summary.normalizer.skipped).toBe(2);
     expect(summary.normalizer.malformed).toBe(0);
@@ -123,7 +123,7 @@ describe('replaying the sample capture', () => {
     writeFileSync(other, gzipSync(lines.join('\r\n') + '\r\n'));
     const summary = await replayFile(engine, other);
     expect(summary.normalizer.pongs).toBe(1);
-    expect(summary.writer.rows).toEqual({ ticks: 3, book_snapshots: 1, markets: 0 });
+    expect(summary.writer.rows).toEqual({ ticks: 3, book_snapshots: 1, markets: 0, book_checks: 1, capture_events: 0 });
     const ticks = await engine.rows(`SELECT event, best_bid, best_ask FROM ticks WHERE asset_id = 'gz-asset' ORDER BY t, seq`);
     expect(ticks).toEqual([
       { event: 'book', best_bid: 0.4, best_ask: 0.6 },

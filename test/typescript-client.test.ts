@@ -110,6 +110,7 @@ describe('every read endpoint through the generated client', () => {
       call: () => sdk.getClobPricesHistory({ client, path: clobPath(), query: { market: ASSET, startTs: START / 1000, fidelity: 10 } }),
       url: `${CLOB}/prices-history?market=${ASSET}&startTs=${START / 1000}&fidelity=10`,
     },
+    getCoverage: { call: () => sdk.getCoverage({ client, query: range }), url: `/v1/coverage?asset_id=${ASSET}&start=${START}&end=${NOW}` },
   };
 
   it('has a call for every GET operation of the document', async () => {

@@ -4,3 +4,4 @@ export { midpoint, quoteOf, roundPrice, spread, PRICE_DECIMALS, type Quote } fro
 export { executeMarketOrder, type Execution } from './execution.js';
 export { DEFAULT_CHECKPOINTS, type CheckpointPolicy } from './checkpoints.js';
 export type { BookState } from './book-state.js';
+export { levelsDiffering } from './drift.js';

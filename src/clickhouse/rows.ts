@@ -54,3 +54,39 @@ export interface MarketRow {
   /** Version for ReplacingMergeTree: the newest row per asset wins. */
   updated_at: number;
 }
+
+/**
+ * The drift check of one exchange `book` (TIME-MACHINE.md §4): `unchecked` when the ingest run had
+ * no book of the asset before it, else the book rebuilt from the events before it compared with it.
+ */
+export interface BookCheckRow {
+  asset_id: string;
+  /** The `book` event's time and seq (those of its tick). */
+  t: number;
+  seq: number;
+  verdict: 'unchecked' | 'verified' | 'drifted';
+  /** Price levels whose size differs (absent = 0); 0 unless drifted. */
+  levels_differing: number;
+}
+
+export type CaptureKind = 'start' | 'stop' | 'subscribe' | 'open' | 'close' | 'resync';
+
+/**
+ * One lifecycle record of a recorder run (TIME-MACHINE.md §4), per asset it concerns:
+ * - `start` / `stop` (asset_id ''): the run began / ended;
+ * - `subscribe`: the run added the asset to socket `socket`;
+ * - `open`: the asset is live on the socket (connected and subscribed, or subscribed on an open socket);
+ * - `close`: the socket's connection was lost (the run reconnects it);
+ * - `resync`: the first exchange `book` of the asset after an `open` arrived on the socket.
+ * Times are the recorder's wall clock (receipt), not exchange time.
+ */
+export interface CaptureRow {
+  asset_id: string;
+  t: number;
+  /** Arrival order among records and ticks of the same ingest (the normalizer's seq). */
+  seq: number;
+  run: string;
+  /** 1-based socket number within the run; 0 for run records. */
+  socket: number;
+  kind: CaptureKind;
+}

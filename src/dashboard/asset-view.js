@@ -4,6 +4,7 @@
  */
 import { api, errorBox, session } from './api.js';
 import { candlesChart } from './candles-chart.js';
+import { coverageStrip } from './coverage-strip.js';
 import { fill, h } from './dom.js';
 import { earliestAllowed, fmtInt, fmtTime, parseUtcText } from './format.js';
 import { executionCalculator } from './execution-calculator.js';
@@ -51,12 +52,15 @@ export function renderAsset(root, { assetId }) {
       const chart = candlesChart({ assetId, windowStart, onPick: (t) => book.setTime(t) });
       const calculator = executionCalculator({ assetId, book });
       const exporter = exportBuilder({ assetId, lo, hi });
-      parts.push(book, chart, exporter);
+      const coverage = coverageStrip({ assetId, lo, hi });
+      chart.el.append(coverage.el);
+      parts.push(book, chart, exporter, coverage);
       view.append(
         h('div', { class: 'asset-grid' }, chart.el, book.el),
         h('div', { class: 'grid two' }, calculator.el, exporter.el));
       chart.load?.(DEFAULT_RESOLUTION);
       book.start();
+      coverage.load();
     } catch (err) {
       if (!disposed) fill(view, errorBox(err));
     }

@@ -90,6 +90,7 @@ export function orderBook({ assetId, lo, hi }) {
       item('Mid', fmtPrice(mid)),
       item('Spread', fmtPrice(book.best_ask - book.best_bid)));
     fill(ladder, ladderTable(book));
+    centreOnSpread(ladder);
     drawDepth(canvas, book);
   }
 
@@ -156,6 +157,17 @@ function ladderTable(book) {
       asks.slice().reverse().map(row('ask')),
       h('tr', { class: 'spread-row' }, h('td', { colspan: 3 }, asks.length || bids.length ? `spread ${fmtPrice(book.best_ask - book.best_bid)}` : 'empty book')),
       bids.map(row('bid'))));
+}
+
+/**
+ * Scrolls the ladder so the spread row sits in its middle: asks run above it and bids below, so a
+ * deep book would otherwise open on its far asks with the best levels out of sight.
+ */
+function centreOnSpread(wrap) {
+  const spread = wrap.querySelector('.spread-row');
+  if (!spread) return;
+  const offset = spread.getBoundingClientRect().top - wrap.getBoundingClientRect().top;
+  wrap.scrollTop += offset - (wrap.clientHeight - spread.offsetHeight) / 2;
 }
 
 /**

@@ -40,6 +40,7 @@ const ASSETS: Record<string, AssetSpec> = {
   'asset-view.js': own('asset-view.js', JS),
   'candles-chart.js': own('candles-chart.js', JS),
   'order-book.js': own('order-book.js', JS),
+  'coverage-strip.js': own('coverage-strip.js', JS),
   'execution-calculator.js': own('execution-calculator.js', JS),
   'export-builder.js': own('export-builder.js', JS),
   'lightweight-charts.js': {

@@ -3,7 +3,7 @@ import { EngineUnavailableError } from '../clickhouse/errors.js';
 import { log } from '../log.js';
 import type { RowSink } from './normalizer.js';
 import { recorderMetrics } from './recorder-metrics.js';
-import type { MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
+import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
 import { BatchWriter, type IngestTable } from './writer.js';
 
 export interface BufferedSinkOptions {
@@ -46,6 +46,8 @@ interface Batch {
   ticks: TickRow[];
   snapshots: SnapshotRow[];
   markets: MarketRow[];
+  checks: BookCheckRow[];
+  captures: CaptureRow[];
   size: number;
 }
 
@@ -61,7 +63,7 @@ interface Batch {
  */
 export class BufferedSink implements RowSink {
   readonly stats: SinkStats = {
-    stored: { ticks: 0, book_snapshots: 0, markets: 0 },
+    stored: { ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0, capture_events: 0 },
     pending: 0,
     full: false,
     failures: 0,
@@ -90,6 +92,16 @@ export class BufferedSink implements RowSink {
 
   snapshot(row: SnapshotRow): void {
     this.current.snapshots.push(row);
+    this.added();
+  }
+
+  bookCheck(row: BookCheckRow): void {
+    this.current.checks.push(row);
+    this.added();
+  }
+
+  capture(row: CaptureRow): void {
+    this.current.captures.push(row);
     this.added();
   }
 
@@ -184,6 +196,8 @@ export class BufferedSink implements RowSink {
     for (const row of batch.markets) writer.market(row);
     for (const row of batch.ticks) writer.tick(row);
     for (const row of batch.snapshots) writer.snapshot(row);
+    for (const row of batch.checks) writer.bookCheck(row);
+    for (const row of batch.captures) writer.capture(row);
     const started = performance.now();
     await writer.flush();
     this.stats.lastInsertMs = performance.now() - started;
@@ -194,6 +208,6 @@ export class BufferedSink implements RowSink {
   }
 
   private emptyBatch(): Batch {
-    return { no: this.nextNo++, ticks: [], snapshots: [], markets: [], size: 0 };
+    return { no: this.nextNo++, ticks: [], snapshots: [], markets: [], checks: [], captures: [], size: 0 };
   }
 }

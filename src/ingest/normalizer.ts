@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_CHECKPOINTS, EMPTY_ASK, EMPTY_BID, OrderBook, type CheckpointPolicy, type Level } from '../book/index.js';
-import type { MarketRow, SnapshotRow, TickEvent, TickRow } from '../clickhouse/rows.js';
+import { DEFAULT_CHECKPOINTS, EMPTY_ASK, EMPTY_BID, levelsDiffering, OrderBook, type CheckpointPolicy, type Level } from '../book/index.js';
+import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickEvent, TickRow } from '../clickhouse/rows.js';
+import { CAPTURE_EVENT_TYPE, parseCaptureRecord } from './capture-record.js';
 import { isRecord, parseNewMarket } from './gamma.js';
 
 /**
@@ -14,6 +15,10 @@ export interface RowSink {
   tick(row: TickRow): void;
   snapshot(row: SnapshotRow): void;
   market(row: MarketRow): void;
+  /** The drift check of every exchange `book`, after its tick and snapshot. */
+  bookCheck(row: BookCheckRow): void;
+  /** A recorder's capture record, once per asset it names (once with asset_id '' for `start`/`stop`). */
+  capture(row: CaptureRow): void;
 }
 
 /**
@@ -41,8 +46,10 @@ export type EventKind =
 export interface NormalizerStats {
   /** Lines pushed, blank and `PONG` included. */
   lines: number;
-  /** Lines that parsed as a JSON object or array. */
+  /** Lines that parsed as a JSON object or array (capture records excluded). */
   frames: number;
+  /** Capture record lines (a recorder's archive holds them among the frames). */
+  captures: number;
   pongs: number;
   /** Events seen per `event_type` (malformed ones included); unrecognised types under `unknown`. */
   events: Record<EventKind, number>;
@@ -103,6 +110,7 @@ export class Normalizer {
   readonly stats: NormalizerStats = {
     lines: 0,
     frames: 0,
+    captures: 0,
     pongs: 0,
     events: { book: 0, price_change: 0, last_trade_price: 0, new_market: 0, market_resolved: 0, tick_size_change: 0, best_bid_ask: 0, unknown: 0 },
     ticks: 0,
@@ -159,7 +167,9 @@ export class Normalizer {
       this.malformed();
       return;
     }
-    if (Array.isArray(frame)) {
+    if (isRecord(frame) && frame.event_type === CAPTURE_EVENT_TYPE) {
+      this.onCapture(frame);
+    } else if (Array.isArray(frame)) {
       this.stats.frames++;
       for (const event of frame) this.event(event);
     } else if (isRecord(frame)) {
@@ -209,11 +219,27 @@ export class Normalizer {
     if (asset === null || t < 0 || bids === null || asks === null) return this.malformed();
     const state = this.state(asset);
     if (typeof e.market === 'string') state.market = e.market;
-    const book = (state.book ??= new OrderBook());
-    book.replace(bids, asks);
+    const book = OrderBook.of(bids, asks);
+    // The drift check compares only a grounded book: one started by price_change alone may lack
+    // levels that no event of this run set, which is a hole in the input, not a disagreement.
+    const differing = state.grounded ? levelsDiffering(state.book!, book) : -1;
+    state.book = book;
     state.grounded = true;
     const seq = this.emitTick(asset, t, 'book', book.bestBid(), book.bestAsk(), 0, 0, '', state.market);
     this.emitSnapshot(state, asset, t, seq, 0);
+    const verdict = differing < 0 ? 'unchecked' : differing === 0 ? 'verified' : 'drifted';
+    this.sink.bookCheck({ asset_id: asset, t, seq, verdict, levels_differing: Math.max(0, differing) });
+  }
+
+  private onCapture(e: Record<string, unknown>): void {
+    const r = parseCaptureRecord(e);
+    if (r === null) return this.malformed();
+    this.stats.captures++;
+    // One seq per record: each asset appears once in it, and it orders the record among the ticks.
+    const seq = this.seq(this.lineNo, this.itemIndex++);
+    const base = { t: r.t, seq, run: r.run, socket: r.socket, kind: r.kind };
+    if (r.assets.length === 0) this.sink.capture({ asset_id: '', ...base });
+    for (const asset_id of r.assets) this.sink.capture({ asset_id, ...base });
   }
 
   private onPriceChange(e: Record<string, unknown>): void {

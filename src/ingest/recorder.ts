@@ -3,12 +3,13 @@ import type { Engine } from '../clickhouse/engine.js';
 import { log } from '../log.js';
 import { FrameArchive, type ArchiveStats } from './archive.js';
 import { BufferedSink, type SinkStats } from './buffered-sink.js';
+import { captureLine, type CaptureRecord } from './capture-record.js';
 import { discoverActiveMarkets, lookupMarkets } from './discovery.js';
 import { Normalizer, type RowSink, type SeqSource } from './normalizer.js';
 import type { RecorderOptions } from './recorder-config.js';
 import { recorderMetrics, registerRecorderGauges } from './recorder-metrics.js';
 import type { MarketRow } from '../clickhouse/rows.js';
-import { MarketFeed } from './ws-client.js';
+import { MarketFeed, type SocketEvent } from './ws-client.js';
 
 export interface RecorderStatus {
   /** Frames received (PONG excluded). */
@@ -61,8 +62,9 @@ export function clockSeq(): SeqSource {
  */
 export async function startRecorder(engine: Engine, options: RecorderOptions, hooks: RecorderHooks = {}): Promise<Recorder> {
   let stopped = false;
+  const run = `rec-${randomUUID()}`;
   const sink = new BufferedSink(engine, {
-    runId: `rec-${randomUUID()}`,
+    runId: run,
     batchRows: options.batchRows,
     batchAgeMs: options.batchAgeMs,
     maxBufferedRows: options.maxBufferedRows,
@@ -75,9 +77,19 @@ export async function startRecorder(engine: Engine, options: RecorderOptions, ho
   // Market rows pass through here, from Gamma and from `new_market` events alike: with --active,
   // an asset not subscribed yet is queued for subscription.
   const toSubscribe = new Set<string>();
+  // Assets live on a socket whose first exchange book since they went live has not come yet; the
+  // frame being normalized came from `frameSocket`.
+  const awaitingBook = new Map<number, Set<string>>();
+  let frameSocket = 0;
+  let resynced: string[] = [];
   const following: RowSink = {
     tick: (row) => sink.tick(row),
-    snapshot: (row) => sink.snapshot(row),
+    snapshot(row) {
+      sink.snapshot(row);
+      if (row.is_checkpoint === 0 && awaitingBook.get(frameSocket)?.delete(row.asset_id)) resynced.push(row.asset_id);
+    },
+    bookCheck: (row) => sink.bookCheck(row),
+    capture: (row) => sink.capture(row),
     market(row) {
       sink.market(row);
       if (options.assets === null && !feed.isSubscribed(row.asset_id)) toSubscribe.add(row.asset_id);
@@ -87,6 +99,28 @@ export async function startRecorder(engine: Engine, options: RecorderOptions, ho
   let frames = 0;
   let pongs = 0;
 
+  /**
+   * A capture record goes into the archive as a line among the frames and through the normalizer
+   * like one, so the rows stored live are the rows a replay of the archive stores.
+   */
+  function capture(kind: CaptureRecord['kind'], socket: number, assets: string[], t = Date.now()): void {
+    const line = captureLine({ kind, t, run, socket, assets });
+    archive?.append(line, t);
+    normalizer.push(line);
+  }
+
+  function onSocketEvent(e: SocketEvent): void {
+    if (stopped) return;
+    capture(e.kind, e.socket, e.assets, e.at);
+    if (e.kind === 'close') awaitingBook.delete(e.socket);
+    else if (e.kind === 'open') {
+      const awaiting = awaitingBook.get(e.socket) ?? new Set<string>();
+      e.assets.forEach((a) => awaiting.add(a));
+      awaitingBook.set(e.socket, awaiting);
+    }
+  }
+  capture('start', 0, []);
+
   const feed = new MarketFeed({
     url: options.wsUrl,
     assetsPerSocket: options.assetsPerSocket,
@@ -94,7 +128,8 @@ export async function startRecorder(engine: Engine, options: RecorderOptions, ho
     staleAfterMs: options.staleAfterMs,
     reconnectMinMs: options.reconnectMinMs,
     reconnectMaxMs: options.reconnectMaxMs,
-    onMessage(text) {
+    onSocketEvent,
+    onMessage(text, socket) {
       if (stopped) return;
       if (text === 'PONG') {
         pongs++;
@@ -104,8 +139,14 @@ export async function startRecorder(engine: Engine, options: RecorderOptions, ho
       recorderMetrics.frames.inc();
       archive?.append(text);
       const malformed = normalizer.stats.malformed;
+      frameSocket = socket;
       normalizer.push(text);
       if (normalizer.stats.malformed !== malformed) onMalformed(text, normalizer.stats.malformed);
+      if (resynced.length > 0) {
+        const assets = resynced;
+        resynced = [];
+        capture('resync', socket, assets);
+      }
       subscribePending();
     },
   });
@@ -209,6 +250,7 @@ export async function startRecorder(engine: Engine, options: RecorderOptions, ho
     status,
     stop() {
       stopping ??= (async () => {
+        capture('stop', 0, []);
         stopped = true;
         if (refresh) clearInterval(refresh);
         if (discoveryRetry) clearTimeout(discoveryRetry);

@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto';
 import type { Engine, Settings } from '../clickhouse/engine.js';
 import type { RowSink } from './normalizer.js';
 import type { Level } from '../book/index.js';
-import type { MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
+import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
 
-export type IngestTable = 'ticks' | 'book_snapshots' | 'markets';
+export type IngestTable = 'ticks' | 'book_snapshots' | 'markets' | 'book_checks' | 'capture_events';
 
-const TABLES: readonly IngestTable[] = ['markets', 'ticks', 'book_snapshots'];
+const TABLES: readonly IngestTable[] = ['markets', 'ticks', 'book_snapshots', 'book_checks', 'capture_events'];
+type LineTable = Exclude<IngestTable, 'markets'>;
 
 export interface WriterOptions {
   /** Names the stream of batches in deduplication tokens: the same source must give the same id. */
@@ -39,7 +40,7 @@ interface Batch {
   table: IngestTable;
   batchNo: number;
   rows: number;
-  /** JSONEachRow body (ticks, book_snapshots). */
+  /** JSONEachRow body (every table but markets). */
   body: Buffer | null;
   /** markets rows, serialized only after filtering out stored ones. */
   markets: MarketRow[];
@@ -103,8 +104,8 @@ class LineBuffer {
  */
 export class BatchWriter implements RowSink {
   readonly stats: WriterStats = {
-    rows: { ticks: 0, book_snapshots: 0, markets: 0 },
-    batches: { ticks: 0, book_snapshots: 0, markets: 0 },
+    rows: { ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0, capture_events: 0 },
+    batches: { ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0, capture_events: 0 },
     pending: 0,
     lastInsertMs: 0,
     lastInsertAt: 0,
@@ -115,9 +116,14 @@ export class BatchWriter implements RowSink {
   private readonly batchBytes: number;
   private readonly maxQueued: number;
   private readonly retries: number;
-  private readonly lines = { ticks: new LineBuffer(), book_snapshots: new LineBuffer() };
+  private readonly lines: Record<LineTable, LineBuffer> = {
+    ticks: new LineBuffer(),
+    book_snapshots: new LineBuffer(),
+    book_checks: new LineBuffer(),
+    capture_events: new LineBuffer(),
+  };
   private markets: MarketRow[] = [];
-  private readonly nextBatchNo: Record<IngestTable, number> = { ticks: 0, book_snapshots: 0, markets: 0 };
+  private readonly nextBatchNo: Record<IngestTable, number> = { ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0, capture_events: 0 };
   private readonly queue: Batch[] = [];
   private readonly waiters: (() => void)[] = [];
   private running: Promise<void> | null = null;
@@ -148,6 +154,17 @@ export class BatchWriter implements RowSink {
     );
   }
 
+  bookCheck(r: BookCheckRow): void {
+    this.add('book_checks', `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"verdict":"${r.verdict}","levels_differing":${r.levels_differing}}`);
+  }
+
+  capture(r: CaptureRow): void {
+    this.add(
+      'capture_events',
+      `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"run":${JSON.stringify(r.run)},"socket":${r.socket},"kind":"${r.kind}"}`,
+    );
+  }
+
   market(r: MarketRow): void {
     this.markets.push(r);
     this.stats.pending++;
@@ -173,7 +190,7 @@ export class BatchWriter implements RowSink {
     if (this.failure) throw this.failure;
   }
 
-  private add(table: 'ticks' | 'book_snapshots', line: string): void {
+  private add(table: LineTable, line: string): void {
     const buffer = this.lines[table];
     buffer.add(line);
     this.stats.pending++;

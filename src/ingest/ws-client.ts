@@ -10,7 +10,22 @@ export interface FeedOptions {
   reconnectMinMs: number;
   reconnectMaxMs: number;
   /** Every text message exactly as received (frames and `PONG`), in arrival order per socket. */
-  onMessage: (text: string) => void;
+  onMessage: (text: string, socket: number) => void;
+  /** Each socket's lifecycle, for the capture records; called before the messages that follow it. */
+  onSocketEvent?: (event: SocketEvent) => void;
+}
+
+/**
+ * `subscribe`: assets were given to the socket. `open`: they are live on it (the connection opened
+ * and subscribed to all of its assets, or an open socket subscribed to new ones). `close`: an open
+ * connection was lost; the socket reconnects. Closing the feed reports nothing.
+ */
+export interface SocketEvent {
+  kind: 'subscribe' | 'open' | 'close';
+  /** Wall-clock time, Unix ms: a subscription on an open socket is live the instant it is made. */
+  at: number;
+  socket: number;
+  assets: string[];
 }
 
 export interface FeedStats {
@@ -115,8 +130,12 @@ class MarketSocket {
 
   add(assets: string[]): void {
     this.assets.push(...assets);
-    if (this.isOpen()) this.send({ assets_ids: assets, operation: 'subscribe' });
-    else if (!this.ws && !this.retry) this.connect();
+    const at = Date.now();
+    this.options.onSocketEvent?.({ kind: 'subscribe', at, socket: this.id, assets });
+    if (this.isOpen()) {
+      this.send({ assets_ids: assets, operation: 'subscribe' });
+      this.options.onSocketEvent?.({ kind: 'open', at, socket: this.id, assets });
+    } else if (!this.ws && !this.retry) this.connect();
     // A socket still connecting subscribes to the whole list when it opens.
   }
 
@@ -151,9 +170,12 @@ class MarketSocket {
     this.retry = null;
     const ws = new WebSocket(this.options.url, { perMessageDeflate: false });
     this.ws = ws;
+    let opened = false;
     ws.on('open', () => {
+      opened = true;
       log.info('recorder socket connected', { socket: this.id, assets: this.assets.length, attempt: this.attempt });
       this.send({ assets_ids: this.assets, type: 'market', custom_feature_enabled: true, initial_dump: true });
+      this.options.onSocketEvent?.({ kind: 'open', at: Date.now(), socket: this.id, assets: this.assets.slice() });
       this.pinger = setInterval(() => {
         if (ws.readyState !== WebSocket.OPEN) return;
         ws.send('PING');
@@ -167,7 +189,7 @@ class MarketSocket {
       // The backoff restarts only once the server has spoken: an accept-then-drop loop keeps backing off.
       this.attempt = 0;
       this.armWatchdog();
-      this.options.onMessage(isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString());
+      this.options.onMessage(isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString(), this.id);
     });
     ws.on('error', (err) => {
       if (!this.closing) log.warn('recorder socket error', { socket: this.id, error: err.message });
@@ -176,6 +198,8 @@ class MarketSocket {
       this.stopTimers();
       if (this.ws === ws) this.ws = null;
       if (this.closing) return;
+      // A connection that never opened had nothing live on it.
+      if (opened) this.options.onSocketEvent?.({ kind: 'close', at: Date.now(), socket: this.id, assets: this.assets.slice() });
       const delay = this.backoff();
       log.warn('recorder socket closed; reconnecting', { socket: this.id, code, reason: reason.toString(), retry_in_ms: delay });
       this.feed.reconnects++;

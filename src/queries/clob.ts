@@ -40,8 +40,7 @@ SELECT toUnixTimestamp64Milli(t) AS timestamp, price, toString(book_side) AS sid
 FROM ticks
 WHERE asset_id = {asset_id:String} AND event = 'last_trade_price' AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
 ORDER BY t DESC, seq DESC
-LIMIT 1
-SETTINGS output_format_json_quote_64bit_integers = 0`;
+LIMIT 1`;
 
 export interface LastTrade {
   timestamp: number;

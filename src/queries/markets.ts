@@ -1,4 +1,5 @@
 import type { Engine } from '../clickhouse/engine.js';
+import { recentConditions, type ConditionCounts } from './coverage.js';
 
 /**
  * Market listings and totals from the rollups (asset_stats, activity_1m) and the small `markets`
@@ -13,10 +14,13 @@ export interface MarketEntry {
   total_ticks: number;
   question?: string;
   slug?: string;
+  /** Conditions of the entry's last 7 UTC days (TIME-MACHINE.md §4), e.g. {"available": 6, "degraded": 1}. */
+  coverage: ConditionCounts;
 }
 
 /** asset_stats merged to one row per asset, with its metadata (FINAL: newest version per token). */
 const LISTED = `SELECT s.asset_id AS asset_id, s.market AS market, s.first_seen AS first_seen, s.last_seen AS last_seen,
+  toUnixTimestamp64Milli(s.last_seen) AS last_seen_ms,
   s.total_ticks AS total_ticks, m.outcome AS outcome, m.question AS question, m.slug AS slug
 FROM (
   SELECT asset_id, any(market) AS market, min(first_seen) AS first_seen, max(last_seen) AS last_seen, sum(total_ticks) AS total_ticks
@@ -29,14 +33,14 @@ WHERE s.total_ticks > 0
     OR positionCaseInsensitiveUTF8(s.market, {search:String}) > 0
     OR positionCaseInsensitiveUTF8(m.question, {search:String}) > 0)`;
 
-export async function listMarkets(engine: Engine, q: { search: string; limit: number; offset: number }, signal?: AbortSignal): Promise<{ entries: MarketEntry[]; total: number }> {
+export async function listMarkets(engine: Engine, q: { search: string; limit: number; offset: number }, now: number, signal?: AbortSignal): Promise<{ entries: MarketEntry[]; total: number }> {
   const params = { search: q.search, limit: q.limit, offset: q.offset };
   // The total rides on the page (a window over all matches); only a page past the end needs its own count.
-  const rows = await engine.rows<MarketEntry & { question: string; slug: string; total: number }>(
+  const rows = await engine.rows<Omit<MarketEntry, 'coverage'> & { question: string; slug: string; total: number; last_seen_ms: number }>(
     `SELECT market, asset_id,
   -- Ticks carry the outcome label upper-cased, and UNKNOWN while no metadata is known (INGEST.md §2).
   if(outcome != '', upperUTF8(outcome), 'UNKNOWN') AS side,
-  toString(first_seen) AS first_seen, toString(last_seen) AS last_seen, total_ticks, question, slug,
+  toString(first_seen) AS first_seen, toString(last_seen) AS last_seen, last_seen_ms, total_ticks, question, slug,
   count() OVER () AS total
 FROM (${LISTED})
 ORDER BY total_ticks DESC, asset_id ASC
@@ -46,11 +50,13 @@ LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
   const total = rows.length
     ? Number(rows[0].total)
     : Number((await engine.rows<{ total: number }>(`SELECT count() AS total FROM (${LISTED})`, { params, signal }))[0]?.total ?? 0);
-  const entries = rows.map(({ question, slug, total: _total, ...entry }) => ({
+  const coverage = await recentConditions(engine, rows.map((r) => ({ asset_id: r.asset_id, lastSeen: Number(r.last_seen_ms) })), now, signal);
+  const entries = rows.map(({ question, slug, total: _total, last_seen_ms: _lastSeen, ...entry }) => ({
     ...entry,
     total_ticks: Number(entry.total_ticks),
     ...(question ? { question } : {}),
     ...(slug ? { slug } : {}),
+    coverage: coverage.get(entry.asset_id) ?? {},
   }));
   return { entries, total };
 }

@@ -48,7 +48,7 @@ FROM book_events
 WHERE asset_id = {asset_id:String} AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
 ORDER BY t DESC, seq DESC
 LIMIT ${EVENTS_READ}
-SETTINGS output_format_json_quote_64bit_integers = 0, ${POINT_READ}`;
+SETTINGS ${POINT_READ}`;
 
 /**
  * The fallback read: the latest snapshot (t ms, seq, market, bids, asks) or null, and every
@@ -65,7 +65,7 @@ SELECT snap, groupArray((toUnixTimestamp64Milli(t), seq, price, size, book_side,
 FROM ticks
 WHERE asset_id = {asset_id:String} AND event = 'price_change' AND t >= snap_t AND t <= at
   AND (snap IS NULL OR (t, seq) > (snap_t, assumeNotNull(snap).2))
-SETTINGS output_format_json_quote_64bit_integers = 0, ${POINT_READ}`;
+SETTINGS ${POINT_READ}`;
 
 /** One book_events row (JSONCompactEachRow of EVENT_COLUMNS). */
 type EventRow = [
@@ -146,7 +146,7 @@ FROM book_events
 WHERE asset_id = {asset_id:String} AND kind != 'price_change' AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
 ORDER BY t DESC, seq DESC
 LIMIT 1
-SETTINGS output_format_json_quote_64bit_integers = 0, ${POINT_READ}`;
+SETTINGS ${POINT_READ}`;
 
 /** Every book event from the key {from_ms, from_seq} up to {to}, in (t, seq) order: one primary-key range read in order. */
 const FORWARD_SQL = `
@@ -156,7 +156,7 @@ WHERE asset_id = {asset_id:String}
   AND t >= fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')
   AND (t > fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') OR seq >= {from_seq:UInt64})
 ORDER BY t, seq
-SETTINGS output_format_json_quote_64bit_integers = 0, use_query_condition_cache = 0`;
+SETTINGS use_query_condition_cache = 0`;
 
 /**
  * The book of an asset through [from, to], one state per millisecond that has events: each state is
@@ -194,8 +194,7 @@ FROM book_snapshots
 WHERE asset_id = {asset_id:String} AND is_checkpoint = 0
   AND t >= fromUnixTimestamp64Milli({since:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({until:Int64}, 'UTC')
 ORDER BY t, seq
-LIMIT {limit:UInt32}
-SETTINGS output_format_json_quote_64bit_integers = 0`;
+LIMIT {limit:UInt32}`;
 
 export async function exchangeSnapshots(
   engine: Engine,
@@ -246,8 +245,7 @@ WHERE asset_id = {asset_id:String}
   AND t >= fromUnixTimestamp64Milli({start:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({end:Int64}, 'UTC')
 GROUP BY bucket
 ORDER BY bucket
-LIMIT {limit:UInt32}
-SETTINGS output_format_json_quote_64bit_integers = 0`;
+LIMIT {limit:UInt32}`;
 
 export async function pricesHistory(
   engine: Engine,

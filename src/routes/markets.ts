@@ -13,6 +13,8 @@ const marketsQuery = z.object({
   offset: intParam('offset', 0, Number.MAX_SAFE_INTEGER).optional(),
 });
 
+const dayCount = () => z.number().int().optional();
+
 const MarketEntry = z
   .object({
     market: z.string(),
@@ -23,6 +25,12 @@ const MarketEntry = z
     total_ticks: z.number().int(),
     question: z.string().optional(),
     slug: z.string().optional(),
+    coverage: z
+      .object({ available: dayCount(), degraded: dayCount(), missing: dayCount(), unknown: dayCount() })
+      .openapi({
+        description: 'How many of the entry’s last 7 UTC days (the day of last_seen and the 6 before) had each condition of /v1/coverage; absent conditions had none',
+        example: { available: 6, degraded: 1 },
+      }),
   })
   .openapi('MarketEntry');
 
@@ -75,7 +83,7 @@ export function registerMarketsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
     const q = c.req.valid('query');
     const limit = q.limit ?? 100;
     const offset = q.offset ?? 0;
-    const { entries, total } = await listMarkets(deps.engine, { search: q.search ?? '', limit, offset }, c.req.raw.signal);
+    const { entries, total } = await listMarkets(deps.engine, { search: q.search ?? '', limit, offset }, deps.clock.now(), c.req.raw.signal);
     return ok(c, entries, { count: entries.length, offset, limit, total });
   });
 

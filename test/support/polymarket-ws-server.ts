@@ -35,12 +35,15 @@ export interface PolymarketWsServer {
   dropAll(): void;
   /** false: the server keeps sockets open but sends nothing more (no PONG, no frames, no dump). */
   setAnswering(answering: boolean): void;
+  /** false: new connections are refused at the upgrade (HTTP 503), as by a server that is down. */
+  setAccepting(accepting: boolean): void;
   open(): Connection[];
   close(): Promise<void>;
 }
 
 export async function startPolymarketWsServer(options: WsServerOptions = {}): Promise<PolymarketWsServer> {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  let accepting = true;
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, verifyClient: (_info, done) => done(accepting, 503) });
   await new Promise<void>((resolve) => wss.once('listening', resolve));
   const connections: Connection[] = [];
   const sockets = new Map<Connection, WebSocket>();
@@ -126,6 +129,9 @@ export async function startPolymarketWsServer(options: WsServerOptions = {}): Pr
     },
     setAnswering(on) {
       answering = on;
+    },
+    setAccepting(on) {
+      accepting = on;
     },
     open: () => [...sockets.keys()],
     async close() {

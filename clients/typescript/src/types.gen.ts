@@ -57,6 +57,15 @@ export type MarketEntry = {
     total_ticks: number;
     question?: string;
     slug?: string;
+    /**
+     * How many of the entry’s last 7 UTC days (the day of last_seen and the 6 before) had each condition of /v1/coverage; absent conditions had none
+     */
+    coverage: {
+        available?: number;
+        degraded?: number;
+        missing?: number;
+        unknown?: number;
+    };
 };
 
 export type MarketStats = {
@@ -193,6 +202,58 @@ export type Candle = {
      * price_change ticks in the bucket
      */
     volume: number;
+};
+
+export type Coverage = {
+    asset_id: string;
+    start: number;
+    end: number;
+    /**
+     * Merged intervals (from ≤ t < to) during which a live recorder socket was subscribed to the asset
+     */
+    captured: Array<{
+        from: number;
+        to: number;
+    }>;
+    /**
+     * The rest of [start, min(end, now)), by reason; `unknown`: no capture record (data from other files)
+     */
+    gaps: Array<{
+        from: number;
+        to: number;
+        reason: 'not_recording' | 'disconnected' | 'not_subscribed' | 'unknown';
+    }>;
+    reconnects: Array<{
+        t: number;
+        /**
+         * A fresh exchange book followed the reconnect
+         */
+        resynced: boolean;
+    }>;
+    /**
+     * Exchange books with start ≤ t ≤ end; the first book of an ingest run has nothing to be checked against and is neither verified nor drifted
+     */
+    books: {
+        exchange: number;
+        verified: number;
+        drifted: number;
+    };
+    /**
+     * The first 100 drifted books of the range
+     */
+    drift: Array<{
+        t: number;
+        levels_differing: number;
+    }>;
+    /**
+     * Every UTC day the range touches up to today, judged over the whole day up to now
+     */
+    days: Array<{
+        date: string;
+        condition: 'available' | 'degraded' | 'missing' | 'unknown';
+        ticks: number;
+        gap_ms: number;
+    }>;
 };
 
 export type GetHealthData = {
@@ -1751,3 +1812,55 @@ export type GetCandlesResponses = {
 };
 
 export type GetCandlesResponse = GetCandlesResponses[keyof GetCandlesResponses];
+
+export type GetCoverageData = {
+    body?: never;
+    path?: never;
+    query: {
+        asset_id: string;
+        start: number;
+        end: number;
+    };
+    url: '/v1/coverage';
+};
+
+export type GetCoverageErrors = {
+    /**
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     */
+    400: Error;
+    /**
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
+     */
+    401: Error;
+    /**
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
+     */
+    403: Error;
+    /**
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     */
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
+};
+
+export type GetCoverageError = GetCoverageErrors[keyof GetCoverageErrors];
+
+export type GetCoverageResponses = {
+    /**
+     * The coverage
+     */
+    200: {
+        success: true;
+        data: Coverage;
+    };
+};
+
+export type GetCoverageResponse = GetCoverageResponses[keyof GetCoverageResponses];

@@ -1,0 +1,155 @@
+/**
+ * Coverage as a timeline (TIME-MACHINE.md §4): an asset's capture records, with the runs of the
+ * recorders, folded into segments that say at every millisecond whether the asset was captured and,
+ * when not, why. Pure: the query module reads the records, this decides what they mean.
+ */
+
+export type GapReason = 'not_recording' | 'disconnected' | 'not_subscribed' | 'unknown';
+export type CoverageState = 'captured' | GapReason;
+
+export interface RunRecord {
+  t: number;
+  seq: number;
+  run: string;
+  kind: 'start' | 'stop';
+}
+
+export interface AssetRecord {
+  t: number;
+  seq: number;
+  run: string;
+  socket: number;
+  kind: 'subscribe' | 'open' | 'close' | 'resync';
+}
+
+/** `from` ≤ t < `to`. */
+export interface Segment {
+  from: number;
+  to: number;
+  state: CoverageState;
+}
+
+export interface Reconnect {
+  t: number;
+  resynced: boolean;
+}
+
+interface RunState {
+  /** The run subscribed the asset. */
+  subscribed: boolean;
+  /** Sockets on which the asset is live. */
+  live: Set<number>;
+  /** A connection of the asset was lost in this run, so its next `open` is a reconnect. */
+  lost: boolean;
+  /** The reconnect per socket still waiting for its first book. */
+  awaitingBook: Map<number, Reconnect>;
+}
+
+/**
+ * The segments covering [from, to) and every reconnect, from the records of every run (all of
+ * them: the earliest `start` is where capture records begin) and the asset's records (at least all
+ * since the start of the run that was active at `from`), each sorted by (t, seq).
+ *
+ * - An asset without any capture record is `unknown` throughout: its data came from other files.
+ * - Otherwise, at each instant: `captured` when live on a socket of an active run; else
+ *   `disconnected` when an active run had subscribed it (its socket is reconnecting);
+ *   `not_subscribed` when a run was active without it; `unknown` before the first run ever started;
+ *   `not_recording` otherwise.
+ * - Runs are taken to be sequential: a run that never recorded its `stop` (a crash) ended when the
+ *   next run started. Repeated records (the same archive replayed over a live recording) change
+ *   nothing.
+ */
+export function timeline(runs: readonly RunRecord[], records: readonly AssetRecord[], hasRecords: boolean, from: number, to: number): { segments: Segment[]; reconnects: Reconnect[] } {
+  if (to <= from) return { segments: [], reconnects: [] };
+  if (!hasRecords) return { segments: [{ from, to, state: 'unknown' }], reconnects: [] };
+  const firstStart = runs.find((r) => r.kind === 'start')?.t ?? Infinity;
+  const active = new Map<string, RunState>();
+  const reconnects: Reconnect[] = [];
+  const segments: Segment[] = [];
+  const runOf = (run: string) => {
+    let s = active.get(run);
+    if (!s) active.set(run, (s = { subscribed: false, live: new Set(), lost: false, awaitingBook: new Map() }));
+    return s;
+  };
+  const state = (t: number): CoverageState => {
+    const all = [...active.values()];
+    if (all.some((r) => r.live.size > 0)) return 'captured';
+    if (all.some((r) => r.subscribed)) return 'disconnected';
+    if (all.length > 0) return 'not_subscribed';
+    return t < firstStart ? 'unknown' : 'not_recording';
+  };
+
+  let cursor = from;
+  const advance = (t: number) => {
+    const until = Math.min(t, to);
+    if (until > cursor) {
+      const s = state(cursor);
+      const last = segments.at(-1);
+      if (last && last.state === s) last.to = until;
+      else segments.push({ from: cursor, to: until, state: s });
+      cursor = until;
+    }
+  };
+
+  for (const e of mergeByTime(runs, records)) {
+    advance(e.t);
+    if (e.kind === 'start') {
+      for (const run of active.keys()) if (run !== e.run) active.delete(run);
+      runOf(e.run);
+    } else if (e.kind === 'stop') {
+      active.delete(e.run);
+    } else {
+      const run = runOf(e.run);
+      const socket = (e as AssetRecord).socket;
+      if (e.kind === 'subscribe') run.subscribed = true;
+      else if (e.kind === 'open') {
+        if (run.lost && run.live.size === 0) {
+          const reconnect = { t: e.t, resynced: false };
+          reconnects.push(reconnect);
+          run.awaitingBook.set(socket, reconnect);
+        }
+        run.subscribed = true;
+        run.live.add(socket);
+      } else if (e.kind === 'close') {
+        if (run.live.delete(socket)) run.lost = true;
+        run.awaitingBook.delete(socket);
+      } else {
+        const reconnect = run.awaitingBook.get(socket);
+        if (reconnect) reconnect.resynced = true;
+        run.awaitingBook.delete(socket);
+      }
+    }
+  }
+  advance(to);
+  return { segments, reconnects };
+}
+
+function* mergeByTime(runs: readonly RunRecord[], records: readonly AssetRecord[]): Generator<RunRecord | AssetRecord> {
+  let i = 0;
+  let j = 0;
+  while (i < runs.length || j < records.length) {
+    const r = runs[i];
+    const a = records[j];
+    if (a === undefined || (r !== undefined && (r.t < a.t || (r.t === a.t && r.seq <= a.seq)))) {
+      yield r;
+      i++;
+    } else {
+      yield a;
+      j++;
+    }
+  }
+}
+
+/** The parts of the segments inside [from, to), adjacent parts of equal state merged. */
+export function clip(segments: readonly Segment[], from: number, to: number): Segment[] {
+  const out: Segment[] = [];
+  for (const s of segments) {
+    const a = Math.max(s.from, from);
+    const b = Math.min(s.to, to);
+    if (a >= b) continue;
+    const last = out.at(-1);
+    if (last && last.state === s.state && last.to === a) last.to = b;
+    else out.push({ from: a, to: b, state: s.state });
+  }
+  return out;
+}

@@ -1,0 +1,65 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import { checkHistoryWindow } from '../auth/history-window.js';
+import { DAY_CONDITIONS } from '../coverage/days.js';
+import type { AppDeps } from '../deps.js';
+import type { AppEnv } from '../http/context.js';
+import { ok } from '../http/envelope.js';
+import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
+import { assetIdParam, orderedRange, timeParam } from '../http/params.js';
+import { coverageReport } from '../queries/coverage.js';
+
+const coverageQuery = orderedRange(
+  z.object({
+    asset_id: assetIdParam(),
+    start: timeParam('start'),
+    end: timeParam('end'),
+  }),
+  'start',
+  'end',
+);
+
+const GAP_REASONS = ['not_recording', 'disconnected', 'not_subscribed', 'unknown'] as const;
+const Interval = { from: z.number().int(), to: z.number().int() };
+
+const CoverageSchema = z
+  .object({
+    asset_id: z.string(),
+    start: z.number().int(),
+    end: z.number().int(),
+    captured: z.array(z.object(Interval)).openapi({ description: 'Merged intervals (from ≤ t < to) during which a live recorder socket was subscribed to the asset' }),
+    gaps: z.array(z.object({ ...Interval, reason: z.enum(GAP_REASONS) })).openapi({ description: 'The rest of [start, min(end, now)), by reason; `unknown`: no capture record (data from other files)' }),
+    reconnects: z.array(z.object({ t: z.number().int(), resynced: z.boolean().openapi({ description: 'A fresh exchange book followed the reconnect' }) })),
+    books: z.object({ exchange: z.number().int(), verified: z.number().int(), drifted: z.number().int() }).openapi({
+      description: 'Exchange books with start ≤ t ≤ end; the first book of an ingest run has nothing to be checked against and is neither verified nor drifted',
+    }),
+    drift: z.array(z.object({ t: z.number().int(), levels_differing: z.number().int() })).openapi({ description: 'The first 100 drifted books of the range' }),
+    days: z
+      .array(z.object({ date: z.string().openapi({ example: '2026-06-01' }), condition: z.enum(DAY_CONDITIONS), ticks: z.number().int(), gap_ms: z.number().int() }))
+      .openapi({ description: 'Every UTC day the range touches up to today, judged over the whole day up to now' }),
+  })
+  .openapi('Coverage');
+
+const coverageRoute = createRoute({
+  method: 'get',
+  path: '/v1/coverage',
+  operationId: 'getCoverage',
+  tags: ['coverage'],
+  summary: 'What was recorded for an asset, what is missing and why, and where the rebuilt book drifted from the exchange',
+  description:
+    'From the recorder’s capture records and the drift checks made at ingest (TIME-MACHINE.md §4). Times are Unix ms; intervals are from ≤ t < to, clipped to [start, min(end, now)). Day conditions: available (captured all day, no drift), degraded (some gap or drift), missing (nothing captured), unknown (no capture record).',
+  security: [{ bearer: [] }],
+  request: { query: coverageQuery },
+  responses: {
+    200: successResponse('The coverage', CoverageSchema),
+    ...errorResponses(...DATA_ERRORS),
+  },
+});
+
+export function registerCoverageRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  app.openapi(coverageRoute, async (c) => {
+    const q = c.req.valid('query');
+    checkHistoryWindow(c, { explicitStart: q.start });
+    return ok(c, await coverageReport(deps.engine, q, deps.clock.now(), c.req.raw.signal));
+  });
+}
