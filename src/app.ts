@@ -11,12 +11,14 @@ import { ApiError, serviceUnavailable } from './http/errors.js';
 import { accessLog, requestId } from './http/middleware.js';
 import { log, setLogLevel } from './log.js';
 import { engineBookReader } from './queries/book-reader.js';
+import { ReplayServer } from './replay/server.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMarketsRoutes } from './routes/markets.js';
 import { registerOhlcvRoutes } from './routes/ohlcv.js';
 import { registerOrderbookRoutes } from './routes/orderbook.js';
+import { registerReplayRoutes } from './routes/replay.js';
 import { registerTicksRoutes } from './routes/ticks.js';
 
 /**
@@ -24,6 +26,8 @@ import { registerTicksRoutes } from './routes/ticks.js';
  * pattern `/x/*` also matches `/x` itself, so listing both would run the middleware twice.
  */
 export const DATA_PATHS = ['/v1/orderbook/*', '/v1/ticks/*', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price'];
+/** The replay WebSocket's handshake: counted like DATA_PATHS, authenticated by header or `key`. */
+export const REPLAY_PATH = '/v1/replay/market';
 /** Authenticated but never counted. */
 const ACCOUNT_PATHS = ['/v1/me', '/v1/keys/*', '/v1/billing/status', '/v1/billing/subscribe'];
 
@@ -53,13 +57,19 @@ export function createApp(deps: AppDeps) {
   const auth = requireAuth(deps);
   const counted = dailyLimit(deps);
   for (const path of DATA_PATHS) app.use(path, auth, counted);
+  // The replay WebSocket also takes the key as a query parameter (many WebSocket clients cannot set headers).
+  app.use(REPLAY_PATH, requireAuth(deps, { queryKey: true }), counted);
   for (const path of ACCOUNT_PATHS) app.use(path, auth);
 
   registerHealthRoutes(app, deps);
   registerAccountsRoutes(app, deps);
   registerBillingRoutes(app, deps);
   registerMarketsRoutes(app, deps);
-  registerOrderbookRoutes(app, deps, deps.books ?? engineBookReader(deps.engine));
+  // One BookReader for every point-in-time book, the replay's initial books included.
+  const books = deps.books ?? engineBookReader(deps.engine);
+  registerOrderbookRoutes(app, deps, books);
+  const replay = new ReplayServer({ engine: deps.engine, books });
+  registerReplayRoutes(app, replay);
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);
   registerDashboard(app);
@@ -77,7 +87,8 @@ export function createApp(deps: AppDeps) {
 
   app.notFound((c) => c.json({ detail: { message: `Not found: ${c.req.method} ${c.req.path}` } }, 404));
   app.onError((err, c) => renderError(err, c));
-  return app;
+  // main.ts hands the HTTP server's upgrade requests to `replay.handleUpgrade(app.fetch, …)`.
+  return Object.assign(app, { replay });
 }
 
 /** The one place errors become responses (API.md §6). */

@@ -14,14 +14,16 @@ const invalidKey = () => new ApiError('invalid_api_key', 'A valid API key is req
 /**
  * `Authorization: Bearer <key>` → the account, its effective plan (expiry applied) and the start of
  * its history window on the context. Missing header, other scheme or unknown key → 401; an account
- * store that cannot be reached → 503 (the store throws it).
+ * store that cannot be reached → 503 (the store throws it). With `queryKey` (the replay WebSocket,
+ * whose clients often cannot set headers) a `key` query parameter stands in for a missing header.
  */
-export function requireAuth(deps: AuthDeps): MiddlewareHandler<AppEnv> {
+export function requireAuth(deps: AuthDeps, options: { queryKey?: boolean } = {}): MiddlewareHandler<AppEnv> {
   const prefix = deps.config.API_KEY_PREFIX;
   return async function requireAuth(c, next) {
-    const match = /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '');
-    if (!match || !looksLikeApiKey(match[1], prefix)) throw invalidKey();
-    const account = await deps.accounts.findByKeyHash(hashApiKey(match[1]));
+    const header = c.req.header('authorization');
+    const key = header === undefined && options.queryKey ? c.req.query('key') : /^Bearer +(\S+) *$/i.exec(header ?? '')?.[1];
+    if (!key || !looksLikeApiKey(key, prefix)) throw invalidKey();
+    const account = await deps.accounts.findByKeyHash(hashApiKey(key));
     if (!account) throw invalidKey();
     const now = deps.clock.now();
     const effective = effectivePlan(account, now);

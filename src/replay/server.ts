@@ -1,0 +1,99 @@
+import type { IncomingMessage } from 'node:http';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer } from 'ws';
+import type { Engine } from '../clickhouse/engine.js';
+import { log } from '../log.js';
+import { metrics } from '../metrics.js';
+import type { BookReader } from '../queries/book-reader.js';
+import { ReplaySession, type ReplayParams } from './session.js';
+
+const eventsSent = metrics.counter('tickhouse_replay_events_total', 'Stored events sent by replay WebSockets');
+/** Open replays of every ReplayServer of the process (one per app). */
+let open = 0;
+metrics.gauge('tickhouse_replay_open', 'Replay WebSockets open', () => open);
+
+/** A handshake the HTTP app accepted: the replay's parameters and the headers its 101 carries. */
+interface Accepted {
+  params: ReplayParams;
+  requestId: string;
+}
+
+/**
+ * The replay WebSocket on the API's own port. Node hands upgrade requests to the 'upgrade' event,
+ * not to the app; `handleUpgrade` runs each one through the app first (`fetch`), so validation, auth,
+ * the plan window and the daily count are the app's own middleware and route, and their errors the
+ * app's responses. The route calls `accept` for a good handshake; only then does the socket switch
+ * protocols, with the app's headers (X-Request-Id, X-RateLimit-*) on the 101.
+ */
+export class ReplayServer {
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
+  private readonly handshakes = new WeakMap<Request, Accepted | null>();
+
+  constructor(private readonly deps: { engine: Engine; books: BookReader }) {}
+
+  /** For the route: true when `request` is a WebSocket handshake this server will complete. */
+  accept(request: Request, accepted: Accepted): boolean {
+    if (!this.handshakes.has(request)) return false;
+    this.handshakes.set(request, accepted);
+    return true;
+  }
+
+  /** The HTTP server's 'upgrade' listener; `fetch` is the app's. */
+  async handleUpgrade(fetch: (request: Request, env: unknown) => Response | Promise<Response>, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    const request = toRequest(req);
+    this.handshakes.set(request, null);
+    let response: Response;
+    try {
+      response = await fetch(request, { incoming: req, outgoing: undefined });
+    } catch (err) {
+      log.error('replay handshake failed', { error: (err as Error).stack ?? String(err) });
+      socket.destroy();
+      return;
+    }
+    const accepted = this.handshakes.get(request);
+    if (!accepted) return writeResponse(socket, response);
+    const headers: string[] = [];
+    response.headers.forEach((value, name) => {
+      if (name !== 'content-type' && name !== 'content-length') headers.push(`${name}: ${value}`);
+    });
+    const addHeaders = (lines: string[], r: IncomingMessage) => {
+      if (r === req) lines.push(...headers);
+    };
+    this.wss.on('headers', addHeaders);
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const session = new ReplaySession(ws, accepted.params, {
+        ...this.deps,
+        requestId: accepted.requestId,
+        onEvents: (n) => eventsSent.inc({}, n),
+      });
+      open++;
+      void session.run().finally(() => open--);
+    });
+    // handleUpgrade emits 'headers' synchronously or not at all (a bad handshake it refuses itself).
+    this.wss.off('headers', addHeaders);
+  }
+
+  /** Closes every replay (shutdown): 1001, the code for a server going away. */
+  close(): void {
+    for (const ws of this.wss.clients) ws.close(1001, 'server shutting down');
+  }
+}
+
+function toRequest(req: IncomingMessage): Request {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  return new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), { method: req.method, headers });
+}
+
+/** The app's refusal as a plain HTTP/1.1 response on the raw socket, then close it. */
+async function writeResponse(socket: Duplex, response: Response): Promise<void> {
+  const body = Buffer.from(await response.arrayBuffer());
+  const lines = [`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}`];
+  response.headers.forEach((value, name) => {
+    if (name !== 'content-length' && name !== 'connection') lines.push(`${name}: ${value}`);
+  });
+  lines.push(`Content-Length: ${body.length}`, 'Connection: close');
+  socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]));
+}
