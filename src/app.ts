@@ -68,7 +68,7 @@ export function createApp(deps: AppDeps) {
   // One BookReader for every point-in-time book, the replay's initial books included.
   const books = deps.books ?? engineBookReader(deps.engine);
   registerOrderbookRoutes(app, deps, books);
-  const replay = new ReplayServer({ engine: deps.engine, books });
+  const replay = new ReplayServer({ engine: deps.engine, books, fetch: (request, env) => app.fetch(request, env) });
   registerReplayRoutes(app, replay);
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);
@@ -87,7 +87,7 @@ export function createApp(deps: AppDeps) {
 
   app.notFound((c) => c.json({ detail: { message: `Not found: ${c.req.method} ${c.req.path}` } }, 404));
   app.onError((err, c) => renderError(err, c));
-  // main.ts hands the HTTP server's upgrade requests to `replay.handleUpgrade(app.fetch, …)`.
+  // main.ts gives the replay the HTTP server's upgrade requests: `app.replay.listen(server)`.
   return Object.assign(app, { replay });
 }
 

@@ -40,7 +40,7 @@ async function main() {
   });
 
   // WebSocket handshakes (the replay) reach 'upgrade', not the request handler.
-  server.on('upgrade', (req, socket, head) => void app.replay.handleUpgrade(app.fetch, req, socket, head));
+  app.replay.listen(server);
 
   let stopping = false;
   const shutdown = (signal: string) => {

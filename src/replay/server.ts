@@ -13,6 +13,9 @@ const eventsSent = metrics.counter('tickhouse_replay_events_total', 'Stored even
 let open = 0;
 metrics.gauge('tickhouse_replay_open', 'Replay WebSockets open', () => open);
 
+/** The app's fetch (Hono), called with @hono/node-server's env. */
+type AppFetch = (request: Request, env: { incoming: IncomingMessage; outgoing: undefined }) => Response | Promise<Response>;
+
 /** A handshake the HTTP app accepted: the replay's parameters and the headers its 101 carries. */
 interface Accepted {
   params: ReplayParams;
@@ -21,7 +24,7 @@ interface Accepted {
 
 /**
  * The replay WebSocket on the API's own port. Node hands upgrade requests to the 'upgrade' event,
- * not to the app; `handleUpgrade` runs each one through the app first (`fetch`), so validation, auth,
+ * not to the app; `listen` runs each one through the app first (`fetch`), so validation, auth,
  * the plan window and the daily count are the app's own middleware and route, and their errors the
  * app's responses. The route calls `accept` for a good handshake; only then does the socket switch
  * protocols, with the app's headers (X-Request-Id, X-RateLimit-*) on the 101.
@@ -30,7 +33,12 @@ export class ReplayServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
   private readonly handshakes = new WeakMap<Request, Accepted | null>();
 
-  constructor(private readonly deps: { engine: Engine; books: BookReader }) {}
+  constructor(private readonly deps: { engine: Engine; books: BookReader; fetch: AppFetch }) {}
+
+  /** Takes the WebSocket handshakes of `server` (the API's own HTTP server). */
+  listen(server: { on(event: 'upgrade', listener: (req: IncomingMessage, socket: Duplex, head: Buffer) => void): unknown }): void {
+    server.on('upgrade', (req, socket, head) => void this.handleUpgrade(req, socket, head));
+  }
 
   /** For the route: true when `request` is a WebSocket handshake this server will complete. */
   accept(request: Request, accepted: Accepted): boolean {
@@ -39,14 +47,14 @@ export class ReplayServer {
     return true;
   }
 
-  /** The HTTP server's 'upgrade' listener; `fetch` is the app's. */
-  async handleUpgrade(fetch: (request: Request, env: unknown) => Response | Promise<Response>, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  private async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
     const request = toRequest(req);
     this.handshakes.set(request, null);
     let response: Response;
     try {
-      response = await fetch(request, { incoming: req, outgoing: undefined });
+      // The env @hono/node-server gives a request, so getConnInfo works as for any other.
+      response = await this.deps.fetch(request, { incoming: req, outgoing: undefined });
     } catch (err) {
       log.error('replay handshake failed', { error: (err as Error).stack ?? String(err) });
       socket.destroy();
@@ -64,7 +72,8 @@ export class ReplayServer {
     this.wss.on('headers', addHeaders);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const session = new ReplaySession(ws, accepted.params, {
-        ...this.deps,
+        engine: this.deps.engine,
+        books: this.deps.books,
         requestId: accepted.requestId,
         onEvents: (n) => eventsSent.inc({}, n),
       });

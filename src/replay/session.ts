@@ -45,8 +45,8 @@ type Op = { kind: 'subscribe' | 'unsubscribe'; assets: string[] };
 const WOKEN = Symbol('woken');
 
 /**
- * One replay connection (TIME-MACHINE.md §1). The first subscription starts the replay clock at
- * `from`; every later subscribe or unsubscribe restarts the store read from the current position
+ * One replay connection (TIME-MACHINE.md §1). The first subscription that names an asset starts the
+ * replay clock at `from`; every later subscribe or unsubscribe restarts the store read from the current position
  * with the new set of assets (exact: see ReplayPosition), after sending the new assets' books at the
  * replay clock. One loop sends: it waits for the next message's wall time (`speed`), for the socket
  * to drain (back-pressure), or for a client message, whichever comes first.
@@ -64,6 +64,8 @@ export class ReplaySession {
   private pending: Promise<IteratorResult<ReplayMessage>> | null = null;
   private wake: () => void = () => {};
   private closed = false;
+  /** Aborted when the connection ends: cancels book reads in flight. */
+  private readonly lifetime = new AbortController();
 
   constructor(
     private readonly ws: WebSocket,
@@ -108,14 +110,14 @@ export class ReplaySession {
   }
 
   private async loop(): Promise<void> {
-    while (!this.ops.length) {
-      await this.interruptible(new Promise<never>(() => {}));
-      if (this.closed) return;
-    }
-    this.startedAt = performance.now();
     while (!this.closed) {
       if (this.ops.length) {
         await this.applyOps();
+        continue;
+      }
+      // Before the first asset (clients may open with an empty subscription) the clock stands at `from`.
+      if (!this.startedAt) {
+        await this.interruptible(new Promise<never>(() => {}));
         continue;
       }
       this.pending ??= this.source ? this.source.messages.next() : Promise.resolve({ done: true, value: undefined });
@@ -156,6 +158,8 @@ export class ReplaySession {
       const books = await this.booksAt(added, clock);
       if (this.closed) return;
       this.ws.send(bookArray(books));
+      // The replay clock starts once the first books are out: pacing counts from here.
+      this.startedAt ||= performance.now();
     }
     if (!this.subscribed.size) return;
     const abort = new AbortController();
@@ -173,13 +177,12 @@ export class ReplaySession {
 
   /** The subscribed books at `clock` that exist, as wire `book`s (a few engine reads at a time). */
   private async booksAt(assets: string[], clock: number): Promise<string[]> {
-    const abort = this.source?.abort ?? new AbortController();
     const out: (string | null)[] = new Array(assets.length).fill(null);
     let next = 0;
     const worker = async () => {
       while (next < assets.length && !this.closed) {
         const i = next++;
-        const state = await this.deps.books.at(assets[i], clock, abort.signal);
+        const state = await this.deps.books.at(assets[i], clock, this.lifetime.signal);
         if (state) out[i] = bookOfState(assets[i], state);
       }
     };
@@ -272,14 +275,14 @@ export class ReplaySession {
 
   private close(code: number, reason: string): void {
     if (this.closed) return;
-    this.closed = true;
     this.ws.close(code, reason);
-    this.wake();
+    this.stop();
   }
 
   private stop(): void {
     if (this.closed) return;
     this.closed = true;
+    this.lifetime.abort();
     this.wake();
     this.stopSource();
   }
