@@ -58,13 +58,13 @@ const window = { from: MIDNIGHT, to: MIDNIGHT + 60_000 };
 const invalid = (param: string, message: string) => ({ detail: { error: 'invalid_parameter', message, param } });
 
 describe('handshake errors: ordinary HTTP responses, no upgrade', () => {
-  it.each([
+  it.each<[Record<string, string | number>, ReturnType<typeof invalid>]>([
     [{ to: 5 }, invalid('from', 'from is required; it must be an integer of Unix milliseconds (UTC), 0 or more')],
     [{ from: 5 }, invalid('to', 'to is required; it must be an integer of Unix milliseconds (UTC), 0 or more')],
     [{ from: '1.5', to: 5 }, invalid('from', 'from must be an integer of Unix milliseconds (UTC), 0 or more')],
     [{ from: 5, to: -1 }, invalid('to', 'to must be an integer of Unix milliseconds (UTC), 0 or more')],
     [{ from: 6, to: 5 }, invalid('from', 'from must be less than or equal to to')],
-    ...['0', '-1', '10000.5', 'fast', '1e3', ''].map((speed) => [{ ...window, speed }, invalid('speed', 'speed must be a number greater than 0 and at most 10000, or max')] as const),
+    ...['0', '-1', '10000.5', 'fast', '1e3', ''].map((speed) => [{ ...window, speed }, invalid('speed', 'speed must be a number greater than 0 and at most 10000, or max')] as [Record<string, string | number>, ReturnType<typeof invalid>]),
   ])('%j → 400', async (query, body) => {
     const r = await refused(query, bearer(svc.key));
     expect(r.status).toBe(400);

@@ -154,14 +154,21 @@ export class ReplaySession {
       }
     }
     this.stopSource();
-    if (added.length) {
-      const books = await this.booksAt(added, clock);
-      if (this.closed) return;
-      this.ws.send(bookArray(books));
-      // The replay clock starts once the first books are out: pacing counts from here.
-      this.startedAt ||= performance.now();
-    }
-    if (!this.subscribed.size) return;
+    // The read starts now, so it runs while the books are read.
+    if (this.subscribed.size) this.startSource();
+    if (!added.length) return;
+    const books = await this.booksAt(added, clock);
+    if (this.closed) return;
+    this.ws.send(bookArray(books));
+    if (this.startedAt) return;
+    // The replay clock starts once the first books are out and the first events are read, so neither
+    // the book reads nor the first read's latency delays the events that follow `from` closely.
+    if (this.pending) await this.pending;
+    this.startedAt = performance.now();
+  }
+
+  /** A read of the subscribed assets from the current position, resuming exactly (see ReplayPosition). */
+  private startSource(): void {
     const abort = new AbortController();
     const subscribed = this.subscribed;
     const { t, seq, tied } = this.position;
@@ -173,6 +180,9 @@ export class ReplaySession {
     };
     const messages = replayMessages(this.deps.engine, { assets: [...subscribed.keys()], since: t, to: this.params.to, wanted }, abort.signal);
     this.source = { messages, abort };
+    this.pending = messages.next();
+    // Awaited later; a failure before then must not count as unhandled (the loop still sees it).
+    this.pending.catch(() => {});
   }
 
   /** The subscribed books at `clock` that exist, as wire `book`s (a few engine reads at a time). */
@@ -265,8 +275,6 @@ export class ReplaySession {
   private stopSource(): void {
     if (!this.source) return;
     this.source.abort.abort();
-    // The pending read settles with the abort; nobody waits for it any more.
-    this.pending?.catch(() => {});
     void this.source.messages.return(undefined).catch(() => {});
     this.source = null;
     this.pending = null;

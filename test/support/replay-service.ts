@@ -14,8 +14,8 @@ export interface ReplayService extends DataApp {
   connect(query: Record<string, string | number>, headers?: Record<string, string>): Promise<WebSocket>;
 }
 
-export async function startReplayService(now: number): Promise<ReplayService> {
-  const data = await startDataApp(now);
+export async function startReplayService(now: number, options: Parameters<typeof startDataApp>[1] = {}): Promise<ReplayService> {
+  const data = await startDataApp(now, options);
   const server = serve({ fetch: data.app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
   data.app.replay.listen(server);
