@@ -19,25 +19,31 @@ import { changeItem, bookEvent, priceChange, tradeEvent, type ReplayRow } from '
  * window is read while the current one is sent, so window boundaries add no latency; a consumer that
  * stops pulling stops the reads after that one.
  */
-const PAGE_ROWS = 8192;
-const PAGE_CAP = 4 * PAGE_ROWS;
+const PAGE_ROWS = 32_768;
+const PAGE_CAP = 2 * PAGE_ROWS;
 /** The first window; later ones scale by the rows the previous one held (at most ×16 per step). */
 const FIRST_WINDOW_MS = 60_000;
 const MAX_WINDOW_MS = 366 * 86_400_000;
 
 const NO_LEVELS = "CAST([], 'Array(Tuple(price Float64, size Float64))')";
 const WINDOW = "asset_id IN {ids:Array(String)} AND t >= fromUnixTimestamp64Milli({lo:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({hi:Int64}, 'UTC')";
+/**
+ * Formatting the result is most of the engine's work here, so rows name their asset by its position
+ * in {ids} and their market only when it is not the asset's usual one ({markets}, same positions):
+ * null then. Event and side travel as their enum values. `decode` restores the ReplayRow.
+ */
+const ASSET = 'indexOf({ids:Array(String)}, asset_id) AS a, if(market = {markets:Array(String)}[a], NULL, toString(market)) AS m';
 
-/** One window of ReplayRow, after the key (after_ms, after_seq, after_asset), at most {cap} rows. */
+/** One window of encoded rows, after the key (after_ms, after_seq, after_asset), at most {cap} rows. */
 export const PAGE_SQL = `
-SELECT ms, seq, kind, asset_id, market, best_bid, best_ask, price, size, side, bids, asks
+SELECT ms, seq, kind, a, m, best_bid, best_ask, price, size, side, bids, asks
 FROM (
-  SELECT toUnixTimestamp64Milli(t) AS ms, seq, toString(event) AS kind, asset_id, market, best_bid, best_ask, price, size,
-         toString(book_side) AS side, ${NO_LEVELS} AS bids, ${NO_LEVELS} AS asks
+  SELECT toUnixTimestamp64Milli(t) AS ms, seq, CAST(event, 'Int8') AS kind, asset_id, ${ASSET}, best_bid, best_ask, price, size,
+         CAST(book_side, 'Int8') AS side, ${NO_LEVELS} AS bids, ${NO_LEVELS} AS asks
   FROM ticks WHERE ${WINDOW} AND event != 'book'
   UNION ALL
-  SELECT toUnixTimestamp64Milli(t) AS ms, seq, 'book' AS kind, asset_id, market, toFloat64(0) AS best_bid, toFloat64(0) AS best_ask,
-         toFloat64(0) AS price, toFloat64(0) AS size, '' AS side, bids, asks
+  SELECT toUnixTimestamp64Milli(t) AS ms, seq, toInt8(2) AS kind, asset_id, ${ASSET}, toFloat64(0) AS best_bid, toFloat64(0) AS best_ask,
+         toFloat64(0) AS price, toFloat64(0) AS size, toInt8(0) AS side, bids, asks
   FROM book_snapshots WHERE ${WINDOW} AND is_checkpoint = 0
 )
 WHERE (ms, seq, asset_id) > ({after_ms:Int64}, {after_seq:UInt64}, {after_asset:String})
@@ -45,16 +51,48 @@ ORDER BY ms, seq, asset_id
 LIMIT {cap:UInt32}
 SETTINGS output_format_json_quote_64bit_integers = 0, use_query_condition_cache = 0`;
 
+/** Each asset's market as asset_stats knows it ('' when unknown), in the order of `assets`. */
+const MARKETS_SQL = `
+SELECT asset_id, any(market) FROM asset_stats WHERE asset_id IN {ids:Array(String)} GROUP BY asset_id`;
+
+/** The enum values of ticks.event and ticks.book_side (clickhouse/001_ticks.sql). */
+const KINDS = [null, 'price_change', 'book', 'last_trade_price'] as const;
+const SIDES = ['', 'BUY', 'SELL'] as const;
+
 interface Page {
   rows: ReplayRow[];
   lo: number;
   hi: number;
 }
 
-async function readPage(engine: Engine, assets: string[], lo: number, hi: number, after: ReplayRow | null, signal: AbortSignal): Promise<Page> {
-  const params = { ids: assets, lo, hi, after_ms: after ? after[0] : lo - 1, after_seq: after ? after[1] : 0, after_asset: after ? after[3] : '', cap: PAGE_CAP };
+interface Read {
+  engine: Engine;
+  assets: string[];
+  markets: string[];
+  signal: AbortSignal;
+}
+
+async function readPage(read: Read, lo: number, hi: number, after: ReplayRow | null): Promise<Page> {
+  const params = {
+    ids: read.assets,
+    markets: read.markets,
+    lo,
+    hi,
+    after_ms: after ? after[0] : lo - 1,
+    after_seq: after ? after[1] : 0,
+    after_asset: after ? after[3] : '',
+    cap: PAGE_CAP,
+  };
   const rows: ReplayRow[] = [];
-  for await (const r of compactRowStream<ReplayRow>(engine, PAGE_SQL, { params, signal })) rows.push(r);
+  for await (const r of compactRowStream<unknown[]>(read.engine, PAGE_SQL, { params, signal: read.signal })) {
+    // Decoded in place (see ASSET).
+    const a = (r[3] as number) - 1;
+    r[2] = KINDS[r[2] as number];
+    r[3] = read.assets[a];
+    r[4] ??= read.markets[a];
+    r[9] = SIDES[r[9] as number];
+    rows.push(r as ReplayRow);
+  }
   return { rows, lo, hi };
 }
 
@@ -63,9 +101,12 @@ export async function* replayRows(engine: Engine, q: { assets: string[]; since: 
   const abort = new AbortController();
   const stop = () => abort.abort();
   signal.addEventListener('abort', stop, { once: true });
-  let window = FIRST_WINDOW_MS;
-  let next: Promise<Page> | null = readPage(engine, q.assets, q.since, Math.min(q.to, q.since + window - 1), null, abort.signal);
+  let next: Promise<Page> | null = null;
   try {
+    const known = new Map(await engine.compactRows<[string, string]>(MARKETS_SQL, { params: { ids: q.assets }, signal: abort.signal }));
+    const read: Read = { engine, assets: q.assets, markets: q.assets.map((a) => known.get(a) ?? ''), signal: abort.signal };
+    let window = FIRST_WINDOW_MS;
+    next = readPage(read, q.since, Math.min(q.to, q.since + window - 1), null);
     while (next) {
       const page: Page = await next;
       const { rows, lo, hi } = page;
@@ -74,10 +115,10 @@ export async function* replayRows(engine: Engine, q: { assets: string[]; since: 
       if (rows.length === PAGE_CAP) {
         // Cut by the cap: go on after its last row, with a window the size that held PAGE_ROWS rows here.
         window = Math.max(1, Math.floor(((last![0] - lo + 1) * PAGE_ROWS) / PAGE_CAP));
-        next = readPage(engine, q.assets, last![0], Math.min(q.to, last![0] + window - 1), last, abort.signal);
+        next = readPage(read, last![0], Math.min(q.to, last![0] + window - 1), last);
       } else if (hi < q.to) {
         window = Math.min(MAX_WINDOW_MS, Math.max(1, Math.floor((window * PAGE_ROWS) / Math.max(rows.length, PAGE_ROWS / 16))));
-        next = readPage(engine, q.assets, hi + 1, Math.min(q.to, hi + window), null, abort.signal);
+        next = readPage(read, hi + 1, Math.min(q.to, hi + window), null);
       }
       yield* rows;
     }
