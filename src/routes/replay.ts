@@ -31,7 +31,8 @@ const replayRoute = createRoute({
     'Validation, auth (header or `key`), the plan window on `from` and the daily count happen before the upgrade: their errors are ordinary',
     'HTTP responses. A plain GET without an upgrade gets 426 `upgrade_required`. Counts as one data request.',
   ].join(' '),
-  security: [{ bearer: [] }],
+  // Either the Bearer header or the `key` query parameter.
+  security: [{ bearer: [] }, { keyQuery: [] }] as { [name: string]: string[] }[],
   request: { query: replayQuery },
   responses: {
     101: { description: 'Switching Protocols: the replay runs on the WebSocket' },
@@ -45,6 +46,7 @@ const replayRoute = createRoute({
 });
 
 export function registerReplayRoutes(app: OpenAPIHono<AppEnv>, replay: ReplayServer): void {
+  app.openAPIRegistry.registerComponent('securitySchemes', 'keyQuery', { type: 'apiKey', in: 'query', name: 'key', description: 'API key as a query parameter (the replay WebSocket only)' });
   app.openapi(replayRoute, (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.from });
