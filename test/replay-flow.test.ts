@@ -158,11 +158,14 @@ describe('back-pressure, windows and disconnects', () => {
       // Nothing more was read after the disconnect (at most the read already asked for).
       expect(reads.started - startedBefore).toBeLessThanOrEqual(1);
       expect(reads.open).toBe(0);
+      await waitFor(async () => (await metric('tickhouse_replay_open')) === 0, 'the session to end', 1000);
     }
   }, 60_000);
 });
 
-async function eventsSent(): Promise<number> {
+async function metric(name: string): Promise<number> {
   const text = await (await svc.app.request('/metrics')).text();
-  return Number(/^tickhouse_replay_events_total (\S+)$/m.exec(text)?.[1] ?? 0);
+  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
 }
+
+const eventsSent = () => metric('tickhouse_replay_events_total');

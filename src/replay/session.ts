@@ -228,8 +228,9 @@ export class ReplaySession {
       this.ws.send(message.text);
       return;
     }
-    // The client is behind: wait until this message has left, so the buffer never grows past here.
-    await new Promise<void>((resolve) => this.ws.send(message.text, () => resolve()));
+    // The client is behind: wait until this message has left, so the buffer never grows past here
+    // (a client message or the end of the connection interrupts the wait).
+    await this.interruptible(new Promise<void>((resolve) => this.ws.send(message.text, () => resolve())));
   }
 
   /** Resolves at the wall time of replay instant `ms` (at once at `max`); a wake cancels the timer. */
