@@ -170,12 +170,12 @@ export class ReplaySession {
   /** A read of the subscribed assets from the current position, resuming exactly (see ReplayPosition). */
   private startSource(): void {
     const abort = new AbortController();
-    const subscribed = this.subscribed;
+    // A copy: every change of the set restarts the read, so this one reads exactly these assets.
+    const subscribed = new Map(this.subscribed);
     const { t, seq, tied } = this.position;
     const wanted = (r: ReplayRow) => {
-      const since = subscribed.get(r[3]);
-      // Unsubscribed meanwhile, or inside the book the asset got when it subscribed.
-      if (since === undefined || r[0] <= since) return false;
+      // Events up to the clock of an asset's subscription are in the book it got then.
+      if (r[0] <= subscribed.get(r[3])!) return false;
       return r[0] > t || r[1] > seq || (r[1] === seq && !tied.has(r[3]));
     };
     const messages = replayMessages(this.deps.engine, { assets: [...subscribed.keys()], since: t, to: this.params.to, wanted }, abort.signal);
