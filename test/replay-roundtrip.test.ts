@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/replay.js';
 import { MarketFeed } from '../src/ingest/ws-client.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
+import { fixturePath } from './support/fixtures.js';
 import { waitFor } from './support/recorder-harness.js';
 import { ReplayRecorder, storedMarkets, storedTicks } from './support/replay-recorder.js';
 import { startReplayService, type ReplayService } from './support/replay-service.js';
@@ -14,9 +15,8 @@ import { startReplayService, type ReplayService } from './support/replay-service
  * real sample frames and on a generated stream (equal-ms bursts, several assets and markets, books
  * re-sent mid-stream, all three price_change generations), with subscriptions changed mid-replay.
  */
-const FIXTURES = new URL('./fixtures/polymarket/', import.meta.url);
-const SAMPLE_LINES = readFileSync(new URL('ws-frames.jsonl', FIXTURES), 'utf8').split('\n').filter(Boolean);
-const GAMMA = JSON.parse(readFileSync(new URL('gamma-markets.json', FIXTURES), 'utf8'));
+const SAMPLE_LINES = readFileSync(fixturePath('polymarket/ws-frames.jsonl'), 'utf8').split('\n').filter(Boolean);
+const GAMMA = JSON.parse(readFileSync(fixturePath('polymarket/gamma-markets.json'), 'utf8'));
 
 /** Quiet stretch between the generated segments: 1.5 s of wall time at SPEED, for subscription changes. */
 const GAP = 1_500_000;

@@ -4,6 +4,7 @@ import tls from 'node:tls';
 import { WSSubscriptionManager, type BookEvent, type PriceChangeEvent } from '@nevuamarkets/poly-websockets';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/replay.js';
+import { fixturePath } from './support/fixtures.js';
 import { waitFor } from './support/recorder-harness.js';
 import { startReplayService, type ReplayService } from './support/replay-service.js';
 
@@ -19,8 +20,7 @@ import { startReplayService, type ReplayService } from './support/replay-service
  * the client library itself runs unmodified.
  */
 const POLYMARKET_HOST = 'ws-subscriptions-clob.polymarket.com';
-const FIXTURES = new URL('./fixtures/polymarket/', import.meta.url);
-const LINES = readFileSync(new URL('ws-frames.jsonl', FIXTURES), 'utf8').split('\n').filter(Boolean);
+const LINES = readFileSync(fixturePath('polymarket/ws-frames.jsonl'), 'utf8').split('\n').filter(Boolean);
 const [OPENING, CHANGE, RESENT] = LINES.slice(0, 3).map((l) => JSON.parse(l));
 const ASSETS: string[] = OPENING.map((b: { asset_id: string }) => b.asset_id);
 

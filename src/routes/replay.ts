@@ -20,6 +20,7 @@ const replayQuery = orderedRange(
 const replayRoute = createRoute({
   method: 'get',
   path: '/v1/replay/market',
+  operationId: 'replayMarket',
   tags: ['replay'],
   summary: "Replay history over a WebSocket in Polymarket's market-channel protocol",
   description: [
