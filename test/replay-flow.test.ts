@@ -1,7 +1,6 @@
-import type { Readable } from 'node:stream';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Engine } from '../src/clickhouse/engine.js';
+import type { Engine, QueryOptions } from '../src/clickhouse/engine.js';
 import { waitFor } from './support/recorder-harness.js';
 import { startReplayService, type ReplayService } from './support/replay-service.js';
 
@@ -20,14 +19,14 @@ const BIG_ROWS = 300_000;
 /** Paced asset: 60 events over 12 s of data. */
 const PACED = '8101';
 
-/** Page reads of the replay (its SQL reads book_snapshots with `asset_id IN`) started and still open. */
+/** Window reads of the replay (its SQL reads book_snapshots with `asset_id IN`) started and still open. */
 const reads = { started: 0, open: 0 };
 function watchReads(engine: Engine): Engine {
   return new Proxy(engine, {
     get(target, prop, receiver) {
       if (prop !== 'stream') return Reflect.get(target, prop, receiver);
-      return (sql: string, format: string, options: unknown) => {
-        const stream: Readable = target.stream(sql, format, options as never);
+      return (sql: string, format: string, options: QueryOptions) => {
+        const stream = target.stream(sql, format, options);
         if (sql.includes('FROM book_snapshots WHERE asset_id IN')) {
           reads.started++;
           reads.open++;
@@ -153,7 +152,7 @@ describe('back-pressure, windows and disconnects', () => {
       const startedBefore = reads.started;
       expect(startedBefore).toBeGreaterThan(0);
       ws.terminate();
-      await waitFor(() => reads.open === 0, 'the page read to be cancelled', 1000);
+      await waitFor(() => reads.open === 0, 'the window read to be cancelled', 1000);
       await new Promise((r) => setTimeout(r, 300));
       // Nothing more was read after the disconnect (at most the read already asked for).
       expect(reads.started - startedBefore).toBeLessThanOrEqual(1);

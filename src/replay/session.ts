@@ -163,7 +163,7 @@ export class ReplaySession {
     if (this.startedAt) return;
     // The replay clock starts once the first books are out and the first events are read, so neither
     // the book reads nor the first read's latency delays the events that follow `from` closely.
-    if (this.pending) await this.pending;
+    if (this.pending) await this.interruptible(this.pending);
     this.startedAt = performance.now();
   }
 
