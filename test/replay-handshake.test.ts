@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { utcDay } from '../src/accounts/time.js';
@@ -127,6 +127,25 @@ describe('handshake errors: ordinary HTTP responses, no upgrade', () => {
     expect(await res.json()).toEqual({
       detail: { error: 'upgrade_required', message: 'This endpoint is a WebSocket: connect with a WebSocket client (Upgrade: websocket).' },
     });
+  });
+
+  it('a request to another path with an Upgrade header (curl --http2 sends h2c) is answered as usual', async () => {
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request(`${svc.httpUrl}/v1/ticks?asset_id=1001&start=${MIDNIGHT}&end=${MIDNIGHT + 86_400_000}&limit=2`, {
+        headers: { ...bearer(svc.key), Connection: 'Upgrade, HTTP2-Settings', Upgrade: 'h2c', 'HTTP2-Settings': 'AAMAAABkAARAAAAAAAIAAAAA' },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(200);
+    const plain = await svc.get(`/v1/ticks?asset_id=1001&start=${MIDNIGHT}&end=${MIDNIGHT + 86_400_000}&limit=2`);
+    expect(JSON.parse(body)).toEqual(await plain.json());
+    expect(JSON.parse(body).data.length).toBe(2);
   });
 });
 

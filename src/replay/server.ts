@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { Readable, type Duplex } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { WebSocketServer } from 'ws';
 import type { Engine } from '../clickhouse/engine.js';
 import { log } from '../log.js';
@@ -96,13 +97,23 @@ function toRequest(req: IncomingMessage): Request {
   return new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), { method: req.method, headers });
 }
 
-/** The app's refusal as a plain HTTP/1.1 response on the raw socket, then close it. */
-async function writeResponse(socket: Duplex, response: Response): Promise<void> {
-  const body = Buffer.from(await response.arrayBuffer());
+/**
+ * The app's answer as a plain HTTP/1.1 response on the raw socket, which then closes: a refusal, or
+ * any request to another path that carried an Upgrade header (e.g. curl's `h2c`). The body is
+ * streamed, so an export asked for that way is not held in memory; a client gone cancels it.
+ */
+function writeResponse(socket: Duplex, response: Response): void {
   const lines = [`HTTP/1.1 ${response.status} ${STATUS_CODES[response.status] ?? ''}`];
   response.headers.forEach((value, name) => {
-    if (name !== 'content-length' && name !== 'connection') lines.push(`${name}: ${value}`);
+    if (name !== 'connection' && name !== 'transfer-encoding') lines.push(`${name}: ${value}`);
   });
-  lines.push(`Content-Length: ${body.length}`, 'Connection: close');
-  socket.end(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), body]));
+  lines.push('Connection: close');
+  socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+  if (!response.body) {
+    socket.end();
+    return;
+  }
+  const body = Readable.fromWeb(response.body as WebReadableStream<Uint8Array>);
+  socket.once('close', () => body.destroy());
+  body.pipe(socket);
 }
