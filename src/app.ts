@@ -9,6 +9,7 @@ import { accessLog, requestId } from './http/middleware.js';
 import { renderError, renderNotFound } from './http/render-error.js';
 import { setLogLevel } from './log.js';
 import { engineBookReader } from './queries/book-reader.js';
+import { ReplayServer } from './replay/server.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
 import { registerClobRoutes } from './routes/clob.js';
@@ -17,6 +18,7 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerMarketsRoutes } from './routes/markets.js';
 import { registerOhlcvRoutes } from './routes/ohlcv.js';
 import { registerOrderbookRoutes } from './routes/orderbook.js';
+import { registerReplayRoutes } from './routes/replay.js';
 import { registerTicksRoutes } from './routes/ticks.js';
 
 /**
@@ -24,6 +26,8 @@ import { registerTicksRoutes } from './routes/ticks.js';
  * pattern `/x/*` also matches `/x` itself, so listing both would run the middleware twice.
  */
 export const DATA_PATHS = ['/v1/orderbook/*', '/v1/ticks/*', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price', '/v1/coverage'];
+/** The replay WebSocket's handshake: counted like DATA_PATHS, authenticated by header or `key`. */
+export const REPLAY_PATH = '/v1/replay/market';
 /** Authenticated but never counted. */
 const ACCOUNT_PATHS = ['/v1/me', '/v1/keys/*', '/v1/billing/status', '/v1/billing/subscribe'];
 
@@ -54,15 +58,20 @@ export function createApp(deps: AppDeps) {
   const auth = requireAuth(deps);
   const counted = dailyLimit(deps);
   for (const path of DATA_PATHS) app.use(path, auth, counted);
+  // The replay WebSocket also takes the key as a query parameter (many WebSocket clients cannot set headers).
+  app.use(REPLAY_PATH, requireAuth(deps, { queryKey: true }), counted);
   for (const path of ACCOUNT_PATHS) app.use(path, auth);
 
   registerHealthRoutes(app, deps);
   registerAccountsRoutes(app, deps);
   registerBillingRoutes(app, deps);
   registerMarketsRoutes(app, deps);
+  // One BookReader for every point-in-time book: order books, CLOB answers, the replay's initial books.
   const books = deps.books ?? engineBookReader(deps.engine);
   registerOrderbookRoutes(app, deps, books);
   registerClobRoutes(app, deps, books);
+  const replay = new ReplayServer({ engine: deps.engine, books, fetch: (request, env) => app.fetch(request, env) });
+  registerReplayRoutes(app, replay);
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);
   registerCoverageRoutes(app, deps);
@@ -82,5 +91,6 @@ export function createApp(deps: AppDeps) {
 
   app.notFound(renderNotFound);
   app.onError(renderError);
-  return app;
+  // main.ts gives the replay the HTTP server's upgrade requests: `app.replay.listen(server)`.
+  return Object.assign(app, { replay });
 }

@@ -39,6 +39,9 @@ async function main() {
     loadDemoDataIfEmpty(deps).catch((err) => log.error('demo data failed to load', { error: String(err) }));
   });
 
+  // WebSocket handshakes (the replay) reach 'upgrade', not the request handler.
+  app.replay.listen(server);
+
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -52,6 +55,7 @@ async function main() {
     force.unref();
     // The recorder stops reading at once and flushes its buffer while in-flight requests finish.
     const recorderStopped = recorder?.stop() ?? Promise.resolve();
+    app.replay.close();
     server.close(async () => {
       await recorderStopped.catch((err) => log.error('recorder flush failed', { error: String(err) }));
       await Promise.allSettled([engine.close(), accounts.close()]);

@@ -288,6 +288,11 @@ describe.skipIf(!haveBrowser && !requireBrowser)('dashboard in a real browser', 
     const ladder = page.getByTestId('book-ladder');
     expect(await ladder.locator('tr.bid td.price').first().textContent()).toBe(target.bid.toFixed(3));
     expect(await ladder.locator('tr.ask td.price').last().textContent()).toBe((target.bid + 0.02).toFixed(3));
+    // "Replay from here": the replay URL from the book's time to the last tick, with the key.
+    const replay = new URL(base.replace(/^http/, 'ws'));
+    replay.pathname = '/v1/replay/market';
+    replay.search = new URLSearchParams({ from: String(target.t + 1), to: String(last.t), key }).toString();
+    expect(await page.getByTestId('replay-link').getAttribute('href')).toBe(replay.href);
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-asset.png'), fullPage: true });
   });
 

@@ -14,12 +14,15 @@ const invalidKey = () => new ApiError('invalid_api_key', 'A valid API key is req
 /**
  * `Authorization: Bearer <key>` → the account, its effective plan (expiry applied) and the start of
  * its history window on the context. Missing header, other scheme or unknown key → 401; an account
- * store that cannot be reached → 503 (the store throws it).
+ * store that cannot be reached → 503 (the store throws it). With `queryKey` (the replay WebSocket,
+ * whose clients often cannot set headers) a `key` query parameter stands in for a missing header.
  */
-export function requireAuth(deps: AuthDeps): MiddlewareHandler<AppEnv> {
+export function requireAuth(deps: AuthDeps, options: { queryKey?: boolean } = {}): MiddlewareHandler<AppEnv> {
   return async function requireAuth(c, next) {
-    const match = /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '');
-    if (!match || !(await signIn(deps, c, match[1]))) throw invalidKey();
+    const header = c.req.header('authorization');
+    // A header always wins; the `key` query parameter only where the route allows it (the replay handshake).
+    const key = header === undefined && options.queryKey ? c.req.query('key') : /^Bearer +(\S+) *$/i.exec(header ?? '')?.[1];
+    if (!key || !(await signIn(deps, c, key))) throw invalidKey();
     await next();
   };
 }

@@ -1,6 +1,6 @@
 /**
- * One outcome token: candles, the order book at a chosen time, an execution-price calculator and
- * a tick export, all over the public API with the signed-in key.
+ * One outcome token: candles, the order book at a chosen time, an execution-price calculator, a
+ * tick export and a replay link from the book's time, all over the public API with the signed-in key.
  */
 import { api, errorBox, session } from './api.js';
 import { candlesChart } from './candles-chart.js';
@@ -11,6 +11,7 @@ import { executionCalculator } from './execution-calculator.js';
 import { exportBuilder } from './export-builder.js';
 import { recallAsset, rememberAsset } from './markets-view.js';
 import { orderBook } from './order-book.js';
+import { replayLink } from './replay-link.js';
 
 const DEFAULT_RESOLUTION = '1h';
 
@@ -54,8 +55,11 @@ export function renderAsset(root, { assetId }) {
       const exporter = exportBuilder({ assetId, lo, hi });
       const coverage = coverageStrip({ assetId, lo, hi });
       chart.el.append(coverage.el);
+      const replay = replayLink({ from: hi, to: hi });
+      book.onTime(replay.setTime);
       parts.push(book, chart, exporter, coverage);
       view.append(
+        h('p', { class: 'replay-row' }, replay.el, h('span', { class: 'hint' }, ' — the market from the book’s time on, over WebSocket in Polymarket’s protocol')),
         h('div', { class: 'asset-grid' }, chart.el, book.el),
         h('div', { class: 'grid two' }, calculator.el, exporter.el));
       chart.load?.(DEFAULT_RESOLUTION);

@@ -10,6 +10,8 @@ export interface AppVariables {
   effective: EffectivePlan;
   /** Set by the auth middleware: the first instant (Unix ms) the effective plan may read (API.md §2). */
   earliestAllowed: number;
+  /** Set by the replay route when the request switches to a WebSocket (the access log says 101). */
+  upgraded?: true;
 }
 
 export type AppEnv = { Variables: AppVariables };

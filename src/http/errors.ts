@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   data_access_denied: 403,
   not_found: 404,
   payload_too_large: 413,
+  upgrade_required: 426,
   rate_limit_exceeded: 429,
   too_many_registrations: 429,
   internal_error: 500,

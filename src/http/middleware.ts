@@ -26,15 +26,17 @@ export function accessLog(): MiddlewareHandler<AppEnv> {
     const started = performance.now();
     await next();
     const ms = performance.now() - started;
+    const status = c.get('upgraded') ? 101 : c.res.status;
     // The route pattern, not the raw path, keeps label cardinality bounded.
-    const route = c.res.status === 404 && !c.get('account') ? 'unmatched' : routePath(c);
-    requests.inc({ route, method: c.req.method, status: String(c.res.status) });
+    const route = status === 404 && !c.get('account') ? 'unmatched' : routePath(c);
+    requests.inc({ route, method: c.req.method, status: String(status) });
     latency.observe({ route }, ms / 1000);
     log.info('request', {
       method: c.req.method,
       route,
+      // The path only (a query string may carry the replay's `key`), with a key in the path masked.
       path: redactedPath(c.req.path),
-      status: c.res.status,
+      status,
       ms: Math.round(ms * 10) / 10,
       request_id: c.get('requestId'),
       account_id: c.get('account')?.id,

@@ -29,6 +29,7 @@ const ERROR_RESPONSES = {
   403: errorBody('data_access_denied (extra: plan, earliest_allowed): before the plan’s history window'),
   404: errorBody('Not found: no book at or before that time, or no such invoice; `detail` holds only `message`', NotFoundSchema),
   413: errorBody('payload_too_large: request body over 16 KiB'),
+  426: errorBody('upgrade_required: a plain request to a WebSocket endpoint (the replay)'),
   429: errorBody('rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when'),
   500: errorBody('internal_error (extra: request_id)'),
   502: errorBody('payment_provider_error: the payment processor failed; nothing was recorded'),

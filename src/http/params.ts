@@ -67,3 +67,11 @@ export function orderedRange<S extends z.ZodType>(schema: S, startName: string, 
     }
   });
 }
+
+/** Replay speed (TIME-MACHINE.md §1): a number in (0, 10000], or `max` (Infinity: as fast as the client reads). */
+export const speedParam = () =>
+  parsed('speed', 'must be a number greater than 0 and at most 10000, or max', (raw) => {
+    if (raw === 'max') return Infinity;
+    const n = Number(raw);
+    return /^(\d+\.?\d*|\.\d+)$/.test(raw) && n > 0 && n <= 10_000 ? n : undefined;
+  }).openapi({ type: 'string', pattern: '^(max|\\d+\\.?\\d*|\\.\\d+)$', example: 'max', description: 'Replay ms per wall ms; `max` sends as fast as the client reads. Default 1 (real time).' });

@@ -7,6 +7,7 @@ import { createApp } from '../../src/app.js';
 import { generateApiKey, hashApiKey } from '../../src/auth/keys.js';
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
+import type { Engine } from '../../src/clickhouse/engine.js';
 import type { AppDeps } from '../../src/deps.js';
 import type { PlanName } from '../../src/plans.js';
 import { createTestEngine, type TestEngine } from './engine.js';
@@ -25,13 +26,14 @@ export interface DataApp {
   close(): Promise<void>;
 }
 
-export async function startDataApp(now: number): Promise<DataApp> {
+/** `engine` lets a test watch the app's engine calls (a wrapper that delegates to the real engine). */
+export async function startDataApp(now: number, options: { engine?: (engine: Engine) => Engine } = {}): Promise<DataApp> {
   const te = await createTestEngine();
   const accountsDir = mkdtempSync(join(tmpdir(), 'tickhouse-accounts-'));
   const config = loadConfig({ DATA_DIR: accountsDir, LOG_LEVEL: 'silent', DEMO_DATA: '0' });
   const accounts = await openAccountStore(config);
   const clock = new ManualClock(now);
-  const deps: AppDeps = { config, engine: te.engine, accounts, clock };
+  const deps: AppDeps = { config, engine: options.engine?.(te.engine) ?? te.engine, accounts, clock };
   const app = createApp(deps);
   const keyFor = async (plan: PlanName) => {
     const key = generateApiKey(config.API_KEY_PREFIX);

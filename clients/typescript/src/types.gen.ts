@@ -1642,6 +1642,57 @@ export type GetClobPricesHistoryResponses = {
 
 export type GetClobPricesHistoryResponse = GetClobPricesHistoryResponses[keyof GetClobPricesHistoryResponses];
 
+export type ReplayMarketData = {
+    body?: never;
+    path?: never;
+    query: {
+        from: number;
+        to: number;
+        /**
+         * Replay ms per wall ms; `max` sends as fast as the client reads. Default 1 (real time).
+         */
+        speed?: string;
+        /**
+         * The API key, for clients that cannot send `Authorization: Bearer` (never logged).
+         */
+        key?: string;
+    };
+    url: '/v1/replay/market';
+};
+
+export type ReplayMarketErrors = {
+    /**
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     */
+    400: Error;
+    /**
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
+     */
+    401: Error;
+    /**
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
+     */
+    403: Error;
+    /**
+     * upgrade_required: a plain request to a WebSocket endpoint (the replay)
+     */
+    426: Error;
+    /**
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     */
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
+};
+
+export type ReplayMarketError = ReplayMarketErrors[keyof ReplayMarketErrors];
+
 export type GetTicksData = {
     body?: never;
     path?: never;

@@ -1,0 +1,298 @@
+import type { WebSocket } from 'ws';
+import type { Engine } from '../clickhouse/engine.js';
+import { log } from '../log.js';
+import type { BookReader } from '../queries/book-reader.js';
+import { MAX_ASSETS, parseClientMessage } from './client-messages.js';
+import { replayMessages, type ReplayMessage } from './store-read.js';
+import { bookArray, bookOfState, type ReplayRow } from './wire.js';
+
+export interface ReplayParams {
+  from: number;
+  to: number;
+  /** Replay ms per wall ms; Infinity = `max` (as fast as the client reads). */
+  speed: number;
+}
+
+export interface SessionDeps {
+  engine: Engine;
+  books: BookReader;
+  /** Called with the number of stored events each sent message carried. */
+  onEvents: (n: number) => void;
+  requestId: string;
+}
+
+/**
+ * Bytes the socket may hold unsent before the replay stops reading the store until the client has
+ * taken them: enough to keep a fast client busy, small enough that a stalled one costs nothing.
+ */
+const HIGH_WATER = 1 << 20;
+/** Initial books read at once when many assets subscribe together. */
+const BOOK_READS = 4;
+
+/**
+ * Where the replay stands: the last message sent was at `t`, its last event had `seq`, and `tied`
+ * holds the assets with an event at exactly (t, seq) that were sent. Every event of a subscribed asset
+ * ordered at or before it was sent (or lies in the book the asset got when it subscribed), so a read
+ * restarted from `t` resumes exactly by skipping those.
+ */
+interface ReplayPosition {
+  t: number;
+  seq: number;
+  tied: Set<string>;
+}
+
+type Op = { kind: 'subscribe' | 'unsubscribe'; assets: string[] };
+const WOKEN = Symbol('woken');
+
+/**
+ * One replay connection (TIME-MACHINE.md §1). The first subscription that names an asset starts the
+ * replay clock at `from`; every later subscribe or unsubscribe restarts the store read from the current position
+ * with the new set of assets (exact: see ReplayPosition), after sending the new assets' books at the
+ * replay clock. One loop sends: it waits for the next message's wall time (`speed`), for the socket
+ * to drain (back-pressure), or for a client message, whichever comes first.
+ */
+export class ReplaySession {
+  /** Subscribed assets → the replay clock when they subscribed: their book then holds every event up to it. */
+  private readonly subscribed = new Map<string, number>();
+  /** Assets subscribed counting the operations not applied yet (the 500 limit applies on receipt). */
+  private readonly requested = new Set<string>();
+  private readonly ops: Op[] = [];
+  private position: ReplayPosition;
+  private startedAt = 0;
+  private source: { messages: AsyncGenerator<ReplayMessage>; abort: AbortController } | null = null;
+  /** The next message of the source, taken from it but not sent yet (a settled promise once read). */
+  private pending: Promise<IteratorResult<ReplayMessage>> | null = null;
+  private wake: () => void = () => {};
+  private closed = false;
+  /** Aborted when the connection ends: cancels book reads in flight. */
+  private readonly lifetime = new AbortController();
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly params: ReplayParams,
+    private readonly deps: SessionDeps,
+  ) {
+    this.position = { t: params.from, seq: Infinity, tied: new Set() };
+    ws.on('message', (data, isBinary) => this.onMessage(isBinary ? null : data.toString()));
+    ws.on('close', () => this.stop());
+    ws.on('error', () => this.stop());
+  }
+
+  /** Runs until the replay completes or the connection ends; never throws. */
+  async run(): Promise<void> {
+    try {
+      await this.loop();
+    } catch (err) {
+      if (this.closed) return;
+      log.error('replay failed', { request_id: this.deps.requestId, error: (err as Error).stack ?? String(err) });
+      this.close(1011, 'replay failed: the store could not be read; retry later');
+    } finally {
+      this.stopSource();
+    }
+  }
+
+  private onMessage(text: string | null): void {
+    if (this.closed) return;
+    const msg = text === null ? ({ kind: 'bad', reason: 'binary messages are not accepted' } as const) : parseClientMessage(text);
+    if (msg.kind === 'ping') {
+      this.ws.send('PONG');
+      return;
+    }
+    if (msg.kind === 'bad') return this.close(1008, msg.reason);
+    if (msg.kind === 'subscribe') {
+      msg.assets.forEach((a) => this.requested.add(a));
+      if (this.requested.size > MAX_ASSETS) return this.close(1008, `too many assets: at most ${MAX_ASSETS} per connection`);
+    } else {
+      msg.assets.forEach((a) => this.requested.delete(a));
+    }
+    this.ops.push(msg);
+    this.wake();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.closed) {
+      if (this.ops.length) {
+        await this.applyOps();
+        continue;
+      }
+      // Before the first asset (clients may open with an empty subscription) the clock stands at `from`.
+      if (!this.startedAt) {
+        await this.interruptible(new Promise<never>(() => {}));
+        continue;
+      }
+      this.pending ??= this.source ? this.source.messages.next() : Promise.resolve({ done: true, value: undefined });
+      const next = await this.interruptible(this.pending);
+      if (next === WOKEN) continue;
+      if (next.done) {
+        // Every event is out; the connection lives on until the clock reaches `to` (a subscription
+        // may still come), then closes.
+        if ((await this.interruptible(this.sleepUntil(this.params.to))) === WOKEN) continue;
+        return this.close(1000, 'replay complete');
+      }
+      const message = next.value;
+      this.pendingMs = message.ms;
+      if ((await this.interruptible(this.sleepUntil(message.ms))) === WOKEN) continue;
+      await this.send(message);
+      this.pending = null;
+    }
+  }
+
+  /** Applies the queued subscription changes at the current clock, then restarts the read. */
+  private async applyOps(): Promise<void> {
+    const clock = this.clock();
+    const added: string[] = [];
+    for (const op of this.ops.splice(0)) {
+      for (const asset of op.assets) {
+        if (op.kind === 'unsubscribe') {
+          this.subscribed.delete(asset);
+          const i = added.indexOf(asset);
+          if (i >= 0) added.splice(i, 1);
+        } else if (!this.subscribed.has(asset)) {
+          this.subscribed.set(asset, clock);
+          added.push(asset);
+        }
+      }
+    }
+    this.stopSource();
+    // The read starts now, so it runs while the books are read.
+    if (this.subscribed.size) this.startSource();
+    if (!added.length) return;
+    const books = await this.booksAt(added, clock);
+    if (this.closed) return;
+    this.ws.send(bookArray(books));
+    if (this.startedAt) return;
+    // The replay clock starts once the first books are out and the first events are read, so neither
+    // the book reads nor the first read's latency delays the events that follow `from` closely.
+    if (this.pending) await this.interruptible(this.pending);
+    this.startedAt = performance.now();
+  }
+
+  /** A read of the subscribed assets from the current position, resuming exactly (see ReplayPosition). */
+  private startSource(): void {
+    const abort = new AbortController();
+    // A copy: every change of the set restarts the read, so this one reads exactly these assets.
+    const subscribed = new Map(this.subscribed);
+    const { t, seq, tied } = this.position;
+    const wanted = (r: ReplayRow) => {
+      // Events up to the clock of an asset's subscription are in the book it got then.
+      if (r[0] <= subscribed.get(r[3])!) return false;
+      return r[0] > t || r[1] > seq || (r[1] === seq && !tied.has(r[3]));
+    };
+    const messages = replayMessages(this.deps.engine, { assets: [...subscribed.keys()], since: t, to: this.params.to, wanted }, abort.signal);
+    this.source = { messages, abort };
+    this.pending = messages.next();
+    // Awaited later; a failure before then must not count as unhandled (the loop still sees it).
+    this.pending.catch(() => {});
+  }
+
+  /** The subscribed books at `clock` that exist, as wire `book`s (a few engine reads at a time). */
+  private async booksAt(assets: string[], clock: number): Promise<string[]> {
+    const out: (string | null)[] = new Array(assets.length).fill(null);
+    let next = 0;
+    const worker = async () => {
+      while (next < assets.length && !this.closed) {
+        const i = next++;
+        const state = await this.deps.books.at(assets[i], clock, this.lifetime.signal);
+        if (state) out[i] = bookOfState(assets[i], state);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(BOOK_READS, assets.length) }, worker));
+    return out.filter((b) => b !== null);
+  }
+
+  /**
+   * The replay clock: where `speed` has brought the wall clock, but never before the last message
+   * sent nor at or past a message waiting to be sent; at `max`, the last message sent.
+   */
+  private clock(): number {
+    const { from, to, speed } = this.params;
+    if (!this.startedAt || speed === Infinity) return this.position.t;
+    let clock = Math.min(to, Math.floor(from + (performance.now() - this.startedAt) * speed));
+    const waiting = this.pendingMs;
+    if (waiting !== null) clock = Math.min(clock, waiting - 1);
+    return Math.max(clock, this.position.t);
+  }
+
+  /** ms of the message taken from the source and not sent yet, if any. */
+  private pendingMs: number | null = null;
+
+  private async send(message: ReplayMessage): Promise<void> {
+    const p = this.position;
+    if (message.ms !== p.t || message.seq !== p.seq) p.tied.clear();
+    p.t = message.ms;
+    p.seq = message.seq;
+    message.assets.forEach((a) => p.tied.add(a));
+    this.pendingMs = null;
+    this.deps.onEvents(message.events);
+    if (this.ws.bufferedAmount < HIGH_WATER) {
+      this.ws.send(message.text);
+      return;
+    }
+    // The client is behind: wait until this message has left, so the buffer never grows past here
+    // (a client message or the end of the connection interrupts the wait).
+    await this.interruptible(new Promise<void>((resolve) => this.ws.send(message.text, () => resolve())));
+  }
+
+  /** Resolves at the wall time of replay instant `ms` (at once at `max`); a wake cancels the timer. */
+  private sleepUntil(ms: number): Promise<void> {
+    const { from, speed } = this.params;
+    if (speed === Infinity) return Promise.resolve();
+    const delay = this.startedAt + (ms - from) / speed - performance.now();
+    if (delay <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, delay);
+      this.cancelSleep = () => clearTimeout(timer);
+    });
+  }
+
+  private cancelSleep: () => void = () => {};
+
+  /** `p`, or WOKEN as soon as a client message or the end of the connection needs the loop. */
+  private interruptible<T>(p: Promise<T>): Promise<T | typeof WOKEN> {
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        this.wake = () => {};
+        this.cancelSleep();
+        resolve(WOKEN);
+      };
+      this.wake = wake;
+      const settled = () => {
+        // A later wait may own the handler by now: clear only this one's.
+        if (this.wake === wake) this.wake = () => {};
+      };
+      p.then(
+        (v) => {
+          settled();
+          resolve(v);
+        },
+        (err) => {
+          settled();
+          reject(err);
+        },
+      );
+    });
+  }
+
+  private stopSource(): void {
+    if (!this.source) return;
+    this.source.abort.abort();
+    void this.source.messages.return(undefined).catch(() => {});
+    this.source = null;
+    this.pending = null;
+    this.pendingMs = null;
+  }
+
+  private close(code: number, reason: string): void {
+    if (this.closed) return;
+    this.ws.close(code, reason);
+    this.stop();
+  }
+
+  private stop(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.lifetime.abort();
+    this.wake();
+    this.stopSource();
+  }
+}

@@ -1,0 +1,86 @@
+import type { BookState, Level } from '../book/index.js';
+
+/**
+ * Stored rows in Polymarket's market-channel shapes (TIME-MACHINE.md §1, INGEST.md §1): every number
+ * a string in shortest form, `timestamp` epoch ms as a string, book levels bids ascending and asks
+ * descending (best level last) as the exchange lists them. We keep no exchange hash: `hash` is "".
+ */
+
+/** One stored event as the replay reads it (src/replay/store-read.ts). */
+export type ReplayRow = [
+  ms: number,
+  seq: number,
+  event: 'price_change' | 'book' | 'last_trade_price',
+  assetId: string,
+  market: string,
+  bestBid: number,
+  bestAsk: number,
+  price: number,
+  size: number,
+  /** price_change: the book side it set; last_trade_price: the taker side ('' for rows ingested before it was kept). */
+  side: '' | 'BUY' | 'SELL',
+  /** book only: levels as stored (bids descending, asks ascending). */
+  bids: Level[],
+  asks: Level[],
+];
+
+/**
+ * A number in the exchange's decimal text: JS's shortest round-trip digits, without the exponent
+ * form String() switches to below 1e-6 and from 1e21 (Polymarket never sends one).
+ */
+export function decimal(n: number): string {
+  const s = String(n);
+  if (!s.includes('e')) return s;
+  const [digits, exp] = s.split('e');
+  const e = Number(exp);
+  const negative = digits.startsWith('-');
+  const [int, frac = ''] = (negative ? digits.slice(1) : digits).split('.');
+  const all = int + frac;
+  const point = int.length + e;
+  const body = point <= 0 ? `0.${'0'.repeat(-point)}${all}` : point >= all.length ? all + '0'.repeat(point - all.length) : `${all.slice(0, point)}.${all.slice(point)}`;
+  return negative ? `-${body}` : body;
+}
+
+/** Stored and OrderBook levels are best first (bids descending, asks ascending); the wire lists them best last. */
+function wireLevels(levels: readonly Level[]): string {
+  let out = '[';
+  for (let i = levels.length - 1; i >= 0; i--) {
+    const l = levels[i];
+    out += `${i === levels.length - 1 ? '' : ','}{"price":"${decimal(l.price)}","size":"${decimal(l.size)}"}`;
+  }
+  return out + ']';
+}
+
+function bookText(market: string, assetId: string, ms: number, bids: readonly Level[], asks: readonly Level[]): string {
+  return `{"event_type":"book","market":${JSON.stringify(market)},"asset_id":${JSON.stringify(assetId)},"timestamp":"${ms}","hash":"","bids":${wireLevels(bids)},"asks":${wireLevels(asks)}}`;
+}
+
+/** The `book` of a reconstructed state (the initial and subscribe-time arrays). */
+export function bookOfState(assetId: string, state: BookState): string {
+  return bookText(state.market, assetId, state.timestamp, state.book.levels('bid'), state.book.levels('ask'));
+}
+
+/** The array message of books sent on subscription. */
+export function bookArray(books: string[]): string {
+  return `[${books.join(',')}]`;
+}
+
+/** A stored `book` event. */
+export function bookEvent(r: ReplayRow): string {
+  return bookText(r[4], r[3], r[0], r[10], r[11]);
+}
+
+/** A stored `last_trade_price`. */
+export function tradeEvent(r: ReplayRow): string {
+  return `{"event_type":"last_trade_price","market":${JSON.stringify(r[4])},"asset_id":${JSON.stringify(r[3])},"price":"${decimal(r[7])}","side":"${r[9]}","size":"${decimal(r[8])}","timestamp":"${r[0]}"}`;
+}
+
+/** One item of a current-generation `price_change`. */
+export function changeItem(r: ReplayRow): string {
+  return `{"asset_id":${JSON.stringify(r[3])},"price":"${decimal(r[7])}","size":"${decimal(r[8])}","side":"${r[9]}","best_bid":"${decimal(r[5])}","best_ask":"${decimal(r[6])}"}`;
+}
+
+/** A `price_change` message holding items of one market and one millisecond. */
+export function priceChange(market: string, ms: number, items: string[]): string {
+  return `{"event_type":"price_change","market":${JSON.stringify(market)},"timestamp":"${ms}","price_changes":[${items.join(',')}]}`;
+}

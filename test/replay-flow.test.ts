@@ -1,0 +1,170 @@
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Engine, QueryOptions } from '../src/clickhouse/engine.js';
+import { waitFor } from './support/recorder-harness.js';
+import { startReplayService, type ReplayService } from './support/replay-service.js';
+
+/**
+ * The replay's flow (TIME-MACHINE.md §1.3): pacing by `speed`, back-pressure (a client that stops
+ * reading pauses the store read and the server's buffer stays bounded), a disconnect cancels the
+ * read, and read windows cut inside one millisecond still give every event once, in order.
+ */
+const T0 = Date.UTC(2026, 2, 1);
+/** Big asset: 300k price_changes in runs of 4 equal ms, and one millisecond (T0 + BURST_MS) holding 100k of them (more than one read window holds). */
+const BIG = '8001';
+/** 10k price_changes, all in that same millisecond, interleaved (by seq) with BIG's. */
+const SIDE = '8002';
+const BURST_MS = 25_000;
+const BIG_ROWS = 300_000;
+/** Paced asset: 60 events over 12 s of data. */
+const PACED = '8101';
+
+/** Window reads of the replay (its SQL reads book_snapshots with `asset_id IN`) started and still open. */
+const reads = { started: 0, open: 0 };
+function watchReads(engine: Engine): Engine {
+  return new Proxy(engine, {
+    get(target, prop, receiver) {
+      if (prop !== 'stream') return Reflect.get(target, prop, receiver);
+      return (sql: string, format: string, options: QueryOptions) => {
+        const stream = target.stream(sql, format, options);
+        if (sql.includes('FROM book_snapshots WHERE asset_id IN')) {
+          reads.started++;
+          reads.open++;
+          stream.once('close', () => reads.open--);
+        }
+        return stream;
+      };
+    },
+  });
+}
+
+let svc: ReplayService;
+
+beforeAll(async () => {
+  svc = await startReplayService(Date.UTC(2027, 0, 1), { engine: watchReads });
+  const e = svc.te.engine;
+  // seq: BIG's row i gets 2i; SIDE's row j sits between BIG's rows of the burst (odd seq).
+  await e.command(`
+    INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market)
+    SELECT '${BIG}', fromUnixTimestamp64Milli(toInt64(${T0} + multiIf(number < 100000, intDiv(number, 4), number < 200000, ${BURST_MS}, ${BURST_MS} + 1 + intDiv(number - 200000, 4))), 'UTC'),
+           number * 2, 'price_change', 'YES', 0.4, 0.6, (number % 99 + 1) / 100, number, if(number % 2 = 0, 'BUY', 'SELL'), '0xbig'
+    FROM numbers(${BIG_ROWS})`);
+  await e.command(`
+    INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market)
+    SELECT '${SIDE}', fromUnixTimestamp64Milli(toInt64(${T0 + BURST_MS}), 'UTC'), (100000 + number * 4) * 2 + 1, 'price_change', 'NO', 0.3, 0.7,
+           0.5, 1000000 + number, 'SELL', '0xside'
+    FROM numbers(10000)`);
+  await e.command(`
+    INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market)
+    SELECT '${PACED}', fromUnixTimestamp64Milli(toInt64(${T0} + number * 200), 'UTC'), number, 'price_change', 'YES', 0.4, 0.6, 0.5, number + 1, 'BUY', '0xpaced'
+    FROM numbers(60)`);
+}, 120_000);
+
+afterAll(() => svc?.close());
+
+function open(query: Record<string, string | number>, assets: string[]): Promise<WebSocket> {
+  const ws = new WebSocket(svc.replayUrl({ ...query, key: svc.key }));
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => {
+      ws.send(JSON.stringify({ assets_ids: assets, type: 'market' }));
+      resolve(ws);
+    });
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+  });
+}
+
+const closeOf = (ws: WebSocket) => new Promise<[number, string]>((resolve) => ws.on('close', (code, reason) => resolve([code, reason.toString()])));
+
+describe('pacing', () => {
+  it('speed=10: each event arrives at start + (t − from) / 10, none early; the close comes at `to`', async () => {
+    const from = T0 - 1;
+    const to = T0 + 12_000;
+    const ws = await open({ from, to, speed: 10 }, [PACED]);
+    const arrivals: [t: number, at: number][] = [];
+    let start = 0;
+    ws.on('message', (d) => {
+      const now = performance.now();
+      const msg = JSON.parse(d.toString());
+      if (Array.isArray(msg)) start = now;
+      else arrivals.push([Number(msg.timestamp), now]);
+    });
+    const close = await closeOf(ws);
+    const closedAt = performance.now();
+    expect(close).toEqual([1000, 'replay complete']);
+    expect(arrivals.length).toBe(60);
+    // The server's start is where the least late event puts it; it follows the books (they come
+    // first), and every event keeps to it within a bound generous enough for a loaded CI machine.
+    const clockStart = Math.min(...arrivals.map(([t, at]) => at - (t - from) / 10));
+    expect(clockStart).toBeGreaterThan(start - 5);
+    const lateness = arrivals.map(([t, at]) => at - (clockStart + (t - from) / 10));
+    expect(Math.max(...lateness)).toBeLessThan(100);
+    // Spread over the whole window, not sent in a burst.
+    expect(arrivals.at(-1)![1] - arrivals[0][1]).toBeGreaterThan(((59 * 200) / 10) * 0.95);
+    expect(closedAt - clockStart).toBeGreaterThan((to - from) / 10 - 5);
+  }, 30_000);
+});
+
+describe('back-pressure, windows and disconnects', () => {
+  it('a client that stops reading pauses the store read and the server holds a bounded buffer; resumed, it gets every event once, in order', async () => {
+    const rssBefore = process.memoryUsage().rss;
+    const ws = await open({ from: T0 - 1, to: T0 + 10 * 86_400_000, speed: 'max' }, [BIG, SIDE]);
+    const sizes: number[] = [];
+    let messages = 0;
+    ws.on('message', (d) => {
+      if (messages++ === 0) return;
+      for (const item of JSON.parse(d.toString()).price_changes) sizes.push(Number(item.size));
+      if (messages === 100) ws.pause();
+    });
+    const closed = closeOf(ws);
+    await waitFor(() => messages >= 100, 'the first messages');
+    // Let the buffers between the two fill, then watch: the server must stand still.
+    await new Promise((r) => setTimeout(r, 1500));
+    const stalled = { reads: reads.started, sent: await eventsSent() };
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(reads.started).toBe(stalled.reads);
+    expect(await eventsSent()).toBe(stalled.sent);
+    // Far from all of it: what the socket buffers hold (each event ~200 bytes on the wire).
+    expect(stalled.sent).toBeLessThan(BIG_ROWS / 3);
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(60e6);
+    ws.resume();
+    expect(await closed).toEqual([1000, 'replay complete']);
+    // Every event once, in (t, seq) order: BIG's rows by size, SIDE's inside the burst after BIG's row 100000 + 4j.
+    const expected: number[] = [];
+    for (let i = 0; i < BIG_ROWS; i++) {
+      expected.push(i);
+      if (i >= 100000 && i < 140000 && (i - 100000) % 4 === 0) expected.push(1_000_000 + (i - 100000) / 4);
+    }
+    expect(sizes.length).toBe(expected.length);
+    expect(sizes).toEqual(expected);
+    // The 100k-row millisecond needed more than one capped window.
+    expect(reads.started).toBeGreaterThan(4);
+  }, 120_000);
+
+  it('a disconnect cancels the store read at once, mid-stream or while paused', async () => {
+    for (const pauseFirst of [false, true]) {
+      const ws = await open({ from: T0 - 1, to: T0 + 10 * 86_400_000, speed: 'max' }, [BIG]);
+      let messages = 0;
+      ws.on('message', () => {
+        if (++messages === 2000 && pauseFirst) ws.pause();
+      });
+      await waitFor(() => messages >= 2000, 'the replay to be under way');
+      if (pauseFirst) await new Promise((r) => setTimeout(r, 500));
+      const startedBefore = reads.started;
+      expect(startedBefore).toBeGreaterThan(0);
+      ws.terminate();
+      await waitFor(() => reads.open === 0, 'the window read to be cancelled', 1000);
+      await new Promise((r) => setTimeout(r, 300));
+      // Nothing more was read after the disconnect (at most the read already asked for).
+      expect(reads.started - startedBefore).toBeLessThanOrEqual(1);
+      expect(reads.open).toBe(0);
+      await waitFor(async () => (await metric('tickhouse_replay_open')) === 0, 'the session to end', 1000);
+    }
+  }, 60_000);
+});
+
+async function metric(name: string): Promise<number> {
+  const text = await (await svc.app.request('/metrics')).text();
+  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+}
+
+const eventsSent = () => metric('tickhouse_replay_events_total');

@@ -1,0 +1,178 @@
+import { readFileSync } from 'node:fs';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replayLines } from '../src/ingest/replay.js';
+import { MarketFeed } from '../src/ingest/ws-client.js';
+import { generateFrames, type FrameStream } from './support/book-frames.js';
+import { fixturePath } from './support/fixtures.js';
+import { waitFor } from './support/recorder-harness.js';
+import { ReplayRecorder, storedMarkets, storedTicks } from './support/replay-recorder.js';
+import { startReplayService, type ReplayService } from './support/replay-service.js';
+
+/**
+ * TIME-MACHINE.md §1 exactness: the recorder's own pieces (MarketFeed, Normalizer) pointed at the
+ * replay record exactly the stored ticks of the subscribed assets in (from, to], in order — on the
+ * real sample frames and on a generated stream (equal-ms bursts, several assets and markets, books
+ * re-sent mid-stream, all three price_change generations), with subscriptions changed mid-replay.
+ */
+const SAMPLE_LINES = readFileSync(fixturePath('polymarket/ws-frames.jsonl'), 'utf8').split('\n').filter(Boolean);
+const GAMMA = JSON.parse(readFileSync(fixturePath('polymarket/gamma-markets.json'), 'utf8'));
+
+/** Quiet stretch between the generated segments: 1.5 s of wall time at SPEED, for subscription changes. */
+const GAP = 1_500_000;
+const SPEED = 1000;
+
+let svc: ReplayService;
+let segments: FrameStream[];
+
+beforeAll(async () => {
+  svc = await startReplayService(Date.UTC(2030, 0, 1));
+  await replayLines(svc.te.engine, SAMPLE_LINES, { sourceId: 'replay-roundtrip-sample', markets: GAMMA });
+  // Three segments of the same assets, one source (so seq keeps arrival order); each opens with a
+  // re-sent array of books.
+  const a = generateFrames(1501, 300, 1_770_000_000_000);
+  const b = generateFrames(1502, 300, a.end + GAP);
+  const c = generateFrames(1503, 300, b.end + GAP);
+  segments = [a, b, c];
+  const summary = await replayLines(svc.te.engine, [...a.lines, ...b.lines, ...c.lines], { sourceId: 'replay-roundtrip-generated' });
+  expect(summary.normalizer.malformed).toBe(0);
+}, 120_000);
+
+afterAll(() => svc?.close());
+
+/** MarketFeed (the recorder's socket) on the replay; resolves once the replay closed the socket. */
+async function recordWithFeed(query: Record<string, string | number>, assets: string[], during?: (feed: MarketFeed, rec: ReplayRecorder) => void) {
+  const rec = new ReplayRecorder(await storedMarkets(svc.te.engine));
+  const feed = new MarketFeed({
+    url: svc.replayUrl({ ...query, key: svc.key }),
+    assetsPerSocket: 500,
+    pingIntervalMs: 200,
+    staleAfterMs: 60_000,
+    // The replay closes at `to`; a reconnect would start it over.
+    reconnectMinMs: 600_000,
+    reconnectMaxMs: 600_000,
+    onMessage: (text) => {
+      rec.push(text);
+      during?.(feed, rec);
+    },
+  });
+  feed.subscribe(assets);
+  await waitFor(() => rec.frames.length > 0 && feed.stats().connected === 0, 'the replay to complete', 60_000);
+  await feed.close();
+  return rec;
+}
+
+/** The `timestamp` of a frame's events (arrays: the first). */
+function frameTime(text: string): number | null {
+  if (text === 'PONG') return null;
+  const frame = JSON.parse(text);
+  const first = Array.isArray(frame) ? frame[0] : frame;
+  return first ? Number(first.timestamp) : null;
+}
+
+describe('round trip through the recorder', () => {
+  it('the real sample frames: every stored tick of the subscribed assets in (from, to], in order', async () => {
+    const assets = (await svc.te.engine.rows<{ a: string }>(`SELECT DISTINCT asset_id AS a FROM ticks WHERE market NOT IN ('0xaaa1', '0xbbb2', '0xccc3') ORDER BY a`)).map((r) => r.a);
+    expect(assets.length).toBe(6);
+    const all = await storedTicks(svc.te.engine, Object.fromEntries(assets.map((a) => [a, [[0, Number.MAX_SAFE_INTEGER]]])));
+    expect(all.length).toBe(10);
+    for (const from of [all[0].t - 1, 1766481546487]) {
+      const to = all.at(-1)!.t;
+      const rec = await recordWithFeed({ from, to, speed: 'max' }, assets);
+      const expected = await storedTicks(svc.te.engine, Object.fromEntries(assets.map((a) => [a, [[from, to]]])));
+      expect(rec.malformed).toBe(0);
+      expect(rec.ticks).toEqual(expected);
+      const opening = JSON.parse(rec.frames.find((f) => f.startsWith('['))!);
+      // Before the first tick nothing has a book; at the sample's opening books, those two and the
+      // two books an earlier price_change started (an asset of another market) are in the array.
+      const times = opening.map((b: { timestamp: string }) => b.timestamp).sort();
+      expect(times).toEqual(from === 1766481546487 ? ['1757908892351', '1757908892351', '1766481546487', '1766481546487'] : []);
+    }
+  }, 60_000);
+
+  it('a generated stream, with assets subscribed mid-replay (their book first, then their events)', async () => {
+    const [a, , c] = segments;
+    const first = ['1001', '2001', '9009'];
+    const later = ['1002', '3001'];
+    const from = a.start - 1;
+    const to = c.end;
+    // The last event of the first assets before the first gap: once it is in, the gap has begun.
+    const beforeGap = (await storedTicks(svc.te.engine, Object.fromEntries(first.map((x) => [x, [[from, a.end]]])))).at(-1)!.t;
+    let subscribed = false;
+    const rec = await recordWithFeed({ from, to, speed: SPEED }, first, (feed, r) => {
+      if (subscribed || frameTime(r.frames.at(-1)!) !== beforeGap) return;
+      subscribed = true;
+      // Let the rest of that millisecond's burst arrive, then subscribe inside the gap.
+      setTimeout(() => feed.subscribe(later), 100);
+    });
+    expect(subscribed).toBe(true);
+    const expected = await storedTicks(svc.te.engine, {
+      ...Object.fromEntries(first.map((x) => [x, [[from, to]]])),
+      ...Object.fromEntries(later.map((x) => [x, [[a.end, to]]])),
+    });
+    expect(rec.malformed).toBe(0);
+    expect(rec.ticks.length).toBe(expected.length);
+    expect(rec.ticks).toEqual(expected);
+    // Equal-ms bursts and items of both assets of a market in one message were exercised.
+    expect(rec.frames.some((f) => f.includes('"price_changes"') && f.includes('"1001"') && f.includes('"1002"'))).toBe(true);
+    const arrays = rec.frames.filter((f) => f.startsWith('['));
+    expect(arrays.length).toBe(2);
+    expect(arrays[0]).toBe('[]');
+    expect(JSON.parse(arrays[1]).map((b: { asset_id: string }) => b.asset_id)).toEqual(later);
+  }, 60_000);
+
+  it('an unsubscribe stops an asset at once; subscribing it again sends its book at the clock, then its events', async () => {
+    const [a, b, c] = segments;
+    const assets = ['1001', '1002', '2001', '3001', '9009'];
+    // From inside the first segment: the opening array holds reconstructed books.
+    const times = (await storedTicks(svc.te.engine, { '1001': [[a.start, a.end]] })).map((t) => t.t);
+    const from = times[Math.floor(times.length / 2)];
+    const to = c.end;
+    const lastBefore = async (until: number) =>
+      (await storedTicks(svc.te.engine, Object.fromEntries(assets.map((x) => [x, [[from, until]]])))).at(-1)!.t;
+    const gap1 = await lastBefore(a.end);
+    const gap2 = await lastBefore(b.end);
+    const rec = new ReplayRecorder(await storedMarkets(svc.te.engine));
+    const ws = new WebSocket(svc.replayUrl({ from, to, speed: SPEED }), { headers: { authorization: `Bearer ${svc.key}` } });
+    const closed = new Promise<[number, string]>((resolve) => ws.on('close', (code, reason) => resolve([code, reason.toString()])));
+    const sent: string[] = [];
+    ws.on('open', () => ws.send(JSON.stringify({ assets_ids: assets, type: 'market' })));
+    ws.on('message', (data) => {
+      const text = data.toString();
+      rec.push(text);
+      const t = frameTime(text);
+      const act = (msg: object) => {
+        sent.push(JSON.stringify(msg));
+        setTimeout(() => ws.send(JSON.stringify(msg)), 100);
+      };
+      if (t === gap1 && sent.length === 0) act({ assets_ids: ['2001'], operation: 'unsubscribe' });
+      if (t === gap2 && sent.length === 1) act({ assets_ids: ['2001'], operation: 'subscribe' });
+    });
+    expect(await closed).toEqual([1000, 'replay complete']);
+    expect(sent.length).toBe(2);
+    const expected = await storedTicks(svc.te.engine, {
+      ...Object.fromEntries(assets.filter((x) => x !== '2001').map((x) => [x, [[from, to]]])),
+      '2001': [
+        [from, a.end],
+        [b.end, to],
+      ],
+    });
+    expect(rec.malformed).toBe(0);
+    expect(rec.ticks).toEqual(expected);
+    // The resubscription's array holds 2001's book as /v1/orderbook gives it at that clock.
+    const arrays = rec.frames.filter((f) => f.startsWith('['));
+    expect(arrays.length).toBe(2);
+    const [book] = JSON.parse(arrays[1]);
+    const res = await svc.get(`/v1/orderbook?asset_id=2001&timestamp=${b.end}&limit=100`);
+    const ob = (await res.json()).data;
+    expect(book).toEqual({
+      event_type: 'book',
+      market: ob.market,
+      asset_id: '2001',
+      timestamp: String(ob.timestamp),
+      hash: '',
+      bids: ob.bids.map((l: { price: number; size: number }) => ({ price: String(l.price), size: String(l.size) })).reverse(),
+      asks: ob.asks.map((l: { price: number; size: number }) => ({ price: String(l.price), size: String(l.size) })).reverse(),
+    });
+  }, 60_000);
+});

@@ -1,0 +1,43 @@
+import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import WebSocket from 'ws';
+import { startDataApp, type DataApp } from './data-app.js';
+
+/**
+ * The data app (data-app.ts) served on a real port, as main.ts serves it: HTTP requests to the app,
+ * WebSocket handshakes to its replay server. `replayUrl` builds the replay's ws:// URL.
+ */
+export interface ReplayService extends DataApp {
+  httpUrl: string;
+  replayUrl(query: Record<string, string | number>): string;
+  /** Opens a raw client; resolves once the socket is open (rejects with the HTTP status of a refusal). */
+  connect(query: Record<string, string | number>, headers?: Record<string, string>): Promise<WebSocket>;
+}
+
+export async function startReplayService(now: number, options: Parameters<typeof startDataApp>[1] = {}): Promise<ReplayService> {
+  const data = await startDataApp(now, options);
+  const server = serve({ fetch: data.app.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
+  data.app.replay.listen(server);
+  const httpUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const replayUrl = (query: Record<string, string | number>) => `${httpUrl.replace('http', 'ws')}/v1/replay/market?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`;
+  return {
+    ...data,
+    httpUrl,
+    replayUrl,
+    connect(query, headers = {}) {
+      const ws = new WebSocket(replayUrl(query), { headers });
+      return new Promise((resolve, reject) => {
+        ws.once('open', () => resolve(ws));
+        ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+        ws.once('error', reject);
+      });
+    },
+    async close() {
+      data.app.replay.close();
+      (server as unknown as { closeAllConnections(): void }).closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await data.close();
+    },
+  };
+}
