@@ -6,7 +6,6 @@ export of the same ticks give identical frames (values, dtypes, order).
 
 from __future__ import annotations
 
-import io
 from typing import Any, Literal, Sequence
 
 import pyarrow as pa
@@ -85,9 +84,9 @@ def ticks_from_rows(rows: Sequence[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=TICK_SCHEMA)
 
 
-def read_ticks(source: str | bytes | io.IOBase, format: TickFormat) -> pa.Table:
-    """A /v1/ticks/export body (a path, bytes or a binary file) in ``format`` → tick table."""
-    src = pa.BufferReader(source) if isinstance(source, bytes) else source
+def read_ticks(body: bytes, format: TickFormat) -> pa.Table:
+    """A /v1/ticks/export body in ``format`` → tick table."""
+    src = pa.BufferReader(body)
     if format == "parquet":
         return conform(pq.read_table(src), TICK_SCHEMA)
     if format == "csv":
@@ -96,6 +95,8 @@ def read_ticks(source: str | bytes | io.IOBase, format: TickFormat) -> pa.Table:
         table = pacsv.read_csv(src, convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False))
         return conform(table.rename_columns([_TICK_CSV_NAMES.get(n, n) for n in table.column_names]), TICK_SCHEMA)
     if format == "jsonl":
+        if not body.strip():  # no ticks: no lines, which Arrow's JSON reader refuses
+            return TICK_SCHEMA.empty_table()
         schema = pa.schema([pa.field("t", pa.int64())] + list(TICK_SCHEMA)[1:])
         table = pajson.read_json(src, parse_options=pajson.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error"))
         return conform(table, TICK_SCHEMA)
