@@ -84,9 +84,10 @@ function renderError(err: Error, c: Context<AppEnv>) {
   let apiError: ApiError;
   if (err instanceof ApiError) apiError = err;
   else if (err instanceof EngineUnavailableError) apiError = serviceUnavailable('ClickHouse');
-  else if (err instanceof HTTPException && err.status === 400) {
-    // Hono's JSON body parser: a body that is not JSON.
-    apiError = new ApiError('invalid_parameter', 'The request body must be a JSON object.', { param: 'body' });
+  else if (err instanceof HTTPException && (err.status === 400 || err.status === 415)) {
+    // Hono's JSON body parser (400), or a body sent with another Content-Type than the route's
+    // application/json (415 from the route validator): either way a body that is not JSON (API.md §5).
+    apiError = new ApiError('invalid_parameter', 'The request body must be a JSON object sent as Content-Type: application/json.', { param: 'body' });
   } else if (c.req.raw.signal?.aborted) {
     // The client went away (its engine query was cancelled with it): nobody reads this answer.
     log.info('client closed request', { request_id: c.get('requestId'), path: c.req.path });
