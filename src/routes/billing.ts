@@ -142,7 +142,11 @@ const sandboxPageRoute = createRoute({
   tags: ['sandbox'],
   summary: 'Sandbox invoice page (sandbox provider only)',
   request: { params: InvoiceIdParam },
-  responses: { 200: { description: 'HTML page with a Pay button', content: { 'text/html': { schema: z.string() } } }, 404: { description: 'Unknown invoice' } },
+  responses: {
+    200: { description: 'HTML page with a Pay button', content: { 'text/html': { schema: z.string() } } },
+    400: errorResponse('invalid_parameter: id longer than 100 characters'),
+    404: { description: 'Unknown invoice' },
+  },
 });
 
 const sandboxPayRoute = createRoute({
@@ -153,6 +157,7 @@ const sandboxPayRoute = createRoute({
   request: { params: InvoiceIdParam },
   responses: {
     303: { description: 'Paid; back to the invoice page' },
+    400: errorResponse('invalid_parameter: id longer than 100 characters'),
     404: { description: 'Unknown invoice' },
     502: { description: 'The IPN was refused', content: { 'text/html': { schema: z.string() } } },
   },
