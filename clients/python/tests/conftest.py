@@ -24,7 +24,9 @@ class Live:
     url: str
     key: str  # plan unlimited
     free_key: str  # plan free: today's data only
+    regen_key: str  # plan free, for the schemathesis run of POST /v1/keys/regenerate, which retires it
     paths: frozenset[str]  # what the running service's /v1/openapi.json lists
+    operations: int  # its (path, method) pairs
 
     def client(self, **kwargs: object) -> tickhouse.Client:
         return tickhouse.Client(self.url, self.key, **kwargs)  # type: ignore[arg-type]
@@ -35,12 +37,14 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     service = Service(tmp_path_factory.mktemp("service") / "data", {"DEMO_TICKS": str(DEMO_TICKS)})
     key = create_account(service.env, "unlimited")
     free_key = create_account(service.env, "free")
+    regen_key = create_account(service.env, "free")
     service.start()
     try:
         # The demo dataset loads after the service starts listening; wait until all of it is in.
         service.wait_for(lambda: httpx.get(service.url + "/v1/markets/stats", timeout=10).json()["data"]["total_ticks"] >= DEMO_TICKS, 600, "demo data")
-        paths = frozenset(httpx.get(service.url + "/v1/openapi.json", timeout=10).json()["paths"])
-        yield Live(service.url, key, free_key, paths)
+        document = httpx.get(service.url + "/v1/openapi.json", timeout=10).json()["paths"]
+        operations = sum(1 for item in document.values() for method in item if method in ("get", "post", "put", "patch", "delete"))
+        yield Live(service.url, key, free_key, regen_key, frozenset(document), operations)
     finally:
         service.stop()
 
@@ -70,3 +74,11 @@ def requires_path(live: Live, path: str) -> None:
     live service's OpenAPI lists the path, and are skipped (saying so) before that."""
     if path not in live.paths:
         pytest.skip(f"{path} is not in this service's /v1/openapi.json yet")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The schemathesis runs' summaries (operations, generated cases, failures) at the end of the output."""
+    from test_schemathesis import SUMMARIES
+
+    for line in SUMMARIES:
+        terminalreporter.write_line(line)
