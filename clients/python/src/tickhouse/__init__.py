@@ -2,6 +2,7 @@
 
 from ._client import AUTO_PROBE_ROWS, Book, Client
 from ._export import ExportResult
+from ._time import to_ms
 from .errors import (
     DataAccessDenied,
     InternalError,
@@ -32,4 +33,5 @@ __all__ = [
     "ServiceUnavailable",
     "TickhouseError",
     "TooManyRegistrations",
+    "to_ms",
 ]

@@ -6,7 +6,7 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Literal, Sequence, Union
+from typing import Any, Iterator, Literal, Sequence, Union, cast
 from urllib.parse import urlencode
 
 import pandas as pd
@@ -95,10 +95,10 @@ class Client:
 
     def register(self, email: str | None = None) -> dict[str, Any]:
         """``POST /v1/register``: a new free account; ``["api_key"]`` is shown this once."""
-        return self._t.json("POST", "/v1/register", body={"email": email} if email is not None else {}, auth=False)["data"]
+        return _object(self._t.json("POST", "/v1/register", body={"email": email} if email is not None else {}, auth=False)["data"])
 
     def me(self) -> dict[str, Any]:
-        return self._t.json("GET", "/v1/me")["data"]
+        return _object(self._t.json("GET", "/v1/me")["data"])
 
     def regenerate_key(self) -> str:
         """``POST /v1/keys/regenerate``: the old key stops working at once; this client switches to the new one."""
@@ -107,11 +107,11 @@ class Client:
         return key
 
     def billing_status(self) -> dict[str, Any]:
-        return self._t.json("GET", "/v1/billing/status")["data"]
+        return _object(self._t.json("GET", "/v1/billing/status")["data"])
 
     def subscribe(self, plan: Literal["daily", "monthly", "unlimited"]) -> dict[str, Any]:
         """``POST /v1/billing/subscribe``: an invoice (``invoice_url``) for ``plan``."""
-        return self._t.json("POST", "/v1/billing/subscribe", body={"plan": plan})["data"]
+        return _object(self._t.json("POST", "/v1/billing/subscribe", body={"plan": plan})["data"])
 
     # --- markets --------------------------------------------------------------------------------
 
@@ -132,7 +132,7 @@ class Client:
         return frame
 
     def market_stats(self) -> dict[str, Any]:
-        return self._t.json("GET", "/v1/markets/stats", auth=False)["data"]
+        return _object(self._t.json("GET", "/v1/markets/stats", auth=False)["data"])
 
     # --- order books and prices -----------------------------------------------------------------
 
@@ -157,7 +157,7 @@ class Client:
 
     def price(self, asset_id: AssetId, at: TimeLike | None = None) -> dict[str, Any]:
         """``GET /v1/price``: best bid/ask, midpoint and spread as of ``at`` (default: latest)."""
-        return self._t.json("GET", "/v1/price", params={"asset_id": str(asset_id), "timestamp": _ms(at, "at")})["data"]
+        return _object(self._t.json("GET", "/v1/price", params={"asset_id": str(asset_id), "timestamp": _ms(at, "at")})["data"])
 
     def prices_history(self, asset_id: AssetId, start: TimeLike, end: TimeLike, *, fidelity: int | None = None, limit: int | None = None) -> pd.DataFrame:
         """``GET /v1/prices-history``: midpoint per ``fidelity``-second bucket; ``t`` as UTC timestamps."""
@@ -167,7 +167,7 @@ class Client:
 
     def execution_price(self, asset_id: AssetId, side: Literal["BUY", "SELL"], amount: float, at: TimeLike) -> dict[str, Any]:
         """``GET /v1/execution-price``: what a market order of ``amount`` shares would have cost at ``at``."""
-        return self._t.json("GET", "/v1/execution-price", params={"asset_id": str(asset_id), "side": side, "amount": amount, "timestamp": to_ms(at, "at")})["data"]
+        return _object(self._t.json("GET", "/v1/execution-price", params={"asset_id": str(asset_id), "side": side, "amount": amount, "timestamp": to_ms(at, "at")})["data"])
 
     # --- ticks ----------------------------------------------------------------------------------
 
@@ -181,7 +181,7 @@ class Client:
         """
         params = {"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end"), "event_type": event_type}
         if via in ("parquet", "csv", "jsonl"):
-            table = self._ticks_export(params, via)  # type: ignore[arg-type]
+            table = self._ticks_export(params, via)
         elif via == "json":
             table = self._ticks_pages(params, _MAX_TICKS_PAGE)
         elif via == "auto":
@@ -258,7 +258,7 @@ class Client:
     def coverage(self, asset_id: AssetId, start: TimeLike, end: TimeLike) -> dict[str, Any]:
         """``GET /v1/coverage`` (TIME-MACHINE.md §4): captured intervals, gaps, reconnects, book
         verification counts, drift and a condition per UTC day, as the service returns them."""
-        return self._t.json("GET", "/v1/coverage", params={"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end")})["data"]
+        return _object(self._t.json("GET", "/v1/coverage", params={"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end")})["data"])
 
     # --- replay ---------------------------------------------------------------------------------
 
@@ -279,7 +279,7 @@ class Client:
         try:
             ws = connect(url, additional_headers=self._t.auth_headers(), max_size=None, open_timeout=30)
         except InvalidStatus as refused:
-            raise error_from_response(refused.response.status_code, refused.response.body or b"", dict(refused.response.headers.raw_items())) from None
+            raise error_from_response(refused.response.status_code, bytes(refused.response.body or b""), dict(refused.response.headers.raw_items())) from None
         with ws:
             ws.send(json.dumps({"assets_ids": [str(a) for a in assets], "type": "market"}))
             try:
@@ -294,6 +294,11 @@ class Client:
             received = ws.close_code, ws.close_reason
             if received != (1000, "replay complete"):
                 raise ReplayClosed(received[0], received[1] or "")
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A JSON object of an answer (the contract says which members are objects)."""
+    return cast("dict[str, Any]", value)
 
 
 def _ms(value: TimeLike | None, name: str) -> int | None:
