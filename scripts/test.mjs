@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: the whole suite twice — on the embedded engine, then through the ClickHouse server
-// backend's HTTP code path (TEST_BACKEND=http) — and says loudly which suites could not run here.
+// backend's HTTP code path (TEST_BACKEND=http) — then the Python client's suite (pytest, against a
+// service it starts), and says loudly which suites could not run here.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -13,6 +14,12 @@ if (!has('redis-server')) {
 if (!existsSync('/usr/bin/chromium')) {
   if (process.env.TEST_REQUIRE_BROWSER === '1') fail('/usr/bin/chromium is not installed but TEST_REQUIRE_BROWSER=1');
   skipped.push('dashboard browser suite: /usr/bin/chromium is not installed (apt-get install chromium)');
+}
+// The Python client's suite needs its package and test extras: pip install './clients/python[test]'.
+const pythonReady = has('python3', ['-c', 'import tickhouse, pytest, polars, schemathesis, mypy, py_clob_client']);
+if (!pythonReady) {
+  if (process.env.TEST_REQUIRE_PYTHON === '1') fail("the Python client's test dependencies are missing but TEST_REQUIRE_PYTHON=1 (pip install './clients/python[test]')");
+  skipped.push("Python client suite (clients/python): python3 with pip install './clients/python[test]' is needed");
 }
 warn(skipped);
 
@@ -29,10 +36,16 @@ for (const run of runs) {
     stdio: 'inherit',
     env: { ...process.env, TEST_BACKEND: run.backend },
   });
-  results.push({ backend: run.backend, ok: r.status === 0 });
+  results.push({ name: `TEST_BACKEND=${run.backend}`, ok: r.status === 0 });
+}
+if (pythonReady) {
+  console.log('\n=== npm test: Python client (pytest clients/python) ===\n');
+  // Any non-zero exit fails the run, pytest's 5 ("no tests collected") included.
+  const r = spawnSync('python3', ['-m', 'pytest', '-q', '-rs', '-p', 'no:cacheprovider', 'clients/python/tests'], { stdio: 'inherit' });
+  results.push({ name: 'Python client (pytest)', ok: r.status === 0 });
 }
 warn(skipped);
-for (const r of results) console.log(`TEST_BACKEND=${r.backend}: ${r.ok ? 'passed' : 'FAILED'}`);
+for (const r of results) console.log(`${r.name}: ${r.ok ? 'passed' : 'FAILED'}`);
 const failed = results.filter((r) => !r.ok).length;
 console.log(`${results.length - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

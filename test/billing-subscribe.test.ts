@@ -82,6 +82,15 @@ describe('POST /v1/billing/subscribe', () => {
     expect(await read(res)).toMatchObject({ status: 400, body: { detail: { error: 'invalid_parameter', param: 'body' } } });
   });
 
+  it('rejects JSON sent with another Content-Type with 400, not 500', async () => {
+    const res = await b.app.request('/v1/billing/subscribe', { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'text/plain' }, body: '{"plan":"monthly"}' });
+    expect(await read(res)).toEqual({
+      status: 400,
+      body: { detail: { error: 'invalid_parameter', message: 'The request body must be JSON sent with Content-Type: application/json.', param: 'body' } },
+    });
+    expect(await b.accounts.listInvoices(accountId, 10)).toEqual([]);
+  });
+
   it('requires a key', async () => {
     const res = await b.app.request('/v1/billing/subscribe', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"plan":"monthly"}' });
     expect((await read(res)).body.detail.error).toBe('invalid_api_key');

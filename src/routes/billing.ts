@@ -125,7 +125,7 @@ const sandboxPageRoute = createRoute({
   tags: ['sandbox'],
   summary: 'Sandbox invoice page (sandbox provider only)',
   request: { params: InvoiceIdParam },
-  responses: { 200: { description: 'HTML page with a Pay button', content: { 'text/html': { schema: z.string() } } }, ...errorResponses(404, 503) },
+  responses: { 200: { description: 'HTML page with a Pay button', content: { 'text/html': { schema: z.string() } } }, ...errorResponses(400, 404, 503) },
 });
 
 const sandboxPayRoute = createRoute({
@@ -138,7 +138,7 @@ const sandboxPayRoute = createRoute({
   request: { params: InvoiceIdParam },
   responses: {
     303: { description: 'Paid; back to the invoice page' },
-    ...errorResponses(404, 503),
+    ...errorResponses(400, 404, 503),
     502: { description: 'The IPN was refused', content: { 'text/html': { schema: z.string() } } },
   },
 });

@@ -627,6 +627,10 @@ export type GetSandboxInvoiceData = {
 
 export type GetSandboxInvoiceErrors = {
     /**
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     */
+    400: Error;
+    /**
      * Not found: no book at or before that time, or no such invoice; `detail` holds only `message`
      */
     404: NotFound;
@@ -661,6 +665,10 @@ export type PaySandboxInvoiceData = {
 };
 
 export type PaySandboxInvoiceErrors = {
+    /**
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     */
+    400: Error;
     /**
      * Not found: no book at or before that time, or no such invoice; `detail` holds only `message`
      */

@@ -1,0 +1,155 @@
+"""Every typed exception, raised by the status and code the live service answers (API.md §6), and the
+retry policy: 503 and lost connections are retried, a daily 429 never is."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterator
+
+import pytest
+
+import tickhouse
+from conftest import Live
+from service import RedisServer, Service, create_account
+from tickhouse.errors import error_from_response
+
+
+def next_utc_midnight() -> datetime:
+    today = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    return today + timedelta(days=1)
+
+
+def test_400_invalid_parameter_names_the_parameter(client: tickhouse.Client, big_asset: dict[str, Any]) -> None:
+    with pytest.raises(tickhouse.InvalidParameter) as raised:
+        client.book(big_asset["asset_id"], limit=0)
+    e = raised.value
+    assert (e.status, e.code, e.param) == (400, "invalid_parameter", "limit")
+    assert e.message == "limit must be an integer between 1 and 100"
+    assert e.request_id
+
+
+def test_401_invalid_api_key(live: Live) -> None:
+    with tickhouse.Client(live.url, "th_live_" + "A" * 43) as c, pytest.raises(tickhouse.InvalidApiKey) as raised:
+        c.me()
+    assert (raised.value.status, raised.value.code) == (401, "invalid_api_key")
+
+
+def test_403_data_access_denied_carries_plan_and_earliest_allowed(live: Live, big_asset: dict[str, Any]) -> None:
+    with tickhouse.Client(live.url, live.free_key) as c, pytest.raises(tickhouse.DataAccessDenied) as raised:
+        c.ticks(big_asset["asset_id"], big_asset["first"], big_asset["last"])
+    e = raised.value
+    assert (e.status, e.code, e.plan) == (403, "data_access_denied", "free")
+    assert e.earliest_allowed == next_utc_midnight() - timedelta(days=1)
+    assert e.message == "Your plan (free) only allows access to the last 0 day(s) of data."
+
+
+def test_404_not_found_before_the_first_book(client: tickhouse.Client, big_asset: dict[str, Any]) -> None:
+    with pytest.raises(tickhouse.NotFound) as raised:
+        client.book(big_asset["asset_id"], at=big_asset["first"] - 1)
+    assert (raised.value.status, raised.value.code) == (404, None)
+
+
+def test_413_payload_too_large(client: tickhouse.Client) -> None:
+    with pytest.raises(tickhouse.PayloadTooLarge) as raised:
+        client.subscribe("x" * 17_000)  # type: ignore[arg-type]
+    assert (raised.value.status, raised.value.code) == (413, "payload_too_large")
+
+
+def test_429_daily_limit_is_raised_at_once_with_reset_at(live: Live, big_asset: dict[str, Any]) -> None:
+    with tickhouse.Client(live.url) as anonymous:
+        key = anonymous.register()["api_key"]
+    with tickhouse.Client(live.url, key, retries=4) as c:
+        for _ in range(100):  # plan free: 100 data requests a day
+            c.price(big_asset["asset_id"])
+        started = time.monotonic()
+        with pytest.raises(tickhouse.RateLimitExceeded) as raised:
+            c.price(big_asset["asset_id"])
+        assert time.monotonic() - started < 2  # not waited out, not retried
+    e = raised.value
+    assert (e.status, e.code, e.limit, e.plan) == (429, "rate_limit_exceeded", 100, "free")
+    assert e.reset_at == next_utc_midnight()
+    assert e.retry_after is not None and abs(e.retry_after - (next_utc_midnight() - datetime.now(timezone.utc)).total_seconds()) < 5
+    assert e.message == "Daily request limit (100) exceeded."
+
+
+def test_500_maps_to_internal_error_with_the_request_id() -> None:
+    # The service has no known way to answer 500 on purpose (it is the bug status), so this one is
+    # checked on a contract-shaped body instead of a live answer.
+    e = error_from_response(500, b'{"detail":{"error":"internal_error","message":"Internal error.","request_id":"r-1"}}', {"X-Request-Id": "r-1"})
+    assert isinstance(e, tickhouse.InternalError) and (e.status, e.code, e.request_id) == (500, "internal_error", "r-1")
+
+
+# --- a second service on a real Redis: registration flood, 503 and retries -----------------------
+
+
+@pytest.fixture(scope="module")
+def redis_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, RedisServer, str]]:
+    if not RedisServer.available():
+        if os.environ.get("TEST_REQUIRE_REDIS") == "1":
+            pytest.fail("redis-server is not installed but TEST_REQUIRE_REDIS=1")
+        pytest.skip("redis-server is not installed: the 503 and registration-flood tests need it")
+    redis = RedisServer(tmp_path_factory.mktemp("redis"))
+    redis.start()
+    service = Service(tmp_path_factory.mktemp("redis-service") / "data", {"REDIS_URL": redis.url, "DEMO_DATA": "0"})
+    try:
+        key = create_account(service.env, "unlimited")
+        yield service, redis, key
+    finally:
+        service.stop()
+        redis.stop()
+
+
+def started(service: Service) -> None:
+    if service.process is None:  # the connection-retry test starts it; when run alone, start it here
+        service.start()
+
+
+def test_connection_errors_are_retried_until_the_service_is_up(redis_service: tuple[Service, RedisServer, str]) -> None:
+    service, _, key = redis_service
+    answers: list[Any] = []
+    with tickhouse.Client(service.url, key, retries=30, backoff=0.2, max_backoff=1.0) as c:
+        worker = threading.Thread(target=lambda: answers.append(c.me()))
+        worker.start()  # nothing listens on the port yet: connection refused, retried
+        service.start()
+        worker.join(60)
+    assert answers and answers[0]["plan"] == "unlimited"
+
+
+def test_503_is_retried_then_raised_with_retry_after(redis_service: tuple[Service, RedisServer, str]) -> None:
+    service, redis, key = redis_service
+    started(service)
+    assert redis.process is not None
+    os.kill(redis.process.pid, signal.SIGSTOP)  # the account store stops answering
+    try:
+        with tickhouse.Client(service.url, key, retries=2, max_backoff=0.1) as c, pytest.raises(tickhouse.ServiceUnavailable) as raised:
+            c.me()
+        e = raised.value
+        assert (e.status, e.code, e.retry_after) == (503, "service_unavailable", 5)
+
+        answers: list[Any] = []
+        with tickhouse.Client(service.url, key, retries=20, max_backoff=0.5) as c:
+            worker = threading.Thread(target=lambda: answers.append(c.me()))
+            worker.start()
+            time.sleep(3)
+            os.kill(redis.process.pid, signal.SIGCONT)  # back: a retry now succeeds
+            worker.join(60)
+        assert answers and answers[0]["plan"] == "unlimited"
+    finally:
+        os.kill(redis.process.pid, signal.SIGCONT)
+
+
+def test_429_too_many_registrations_carries_the_limit(redis_service: tuple[Service, RedisServer, str]) -> None:
+    service, _, _ = redis_service
+    started(service)
+    with tickhouse.Client(service.url, retries=4) as c:
+        for _ in range(20):  # 20 registrations per IP per hour
+            c.register()
+        with pytest.raises(tickhouse.TooManyRegistrations) as raised:
+            c.register()
+    e = raised.value
+    assert (e.status, e.code, e.limit) == (429, "too_many_registrations", 20)
+    assert e.retry_after is not None and 0 < e.retry_after <= 3600
