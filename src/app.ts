@@ -8,7 +8,7 @@ import { registerDashboard } from './dashboard/serve.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './http/context.js';
 import { ApiError, serviceUnavailable } from './http/errors.js';
-import { accessLog, requestId } from './http/middleware.js';
+import { accessLog, bearerChallenge, requestId } from './http/middleware.js';
 import { log, setLogLevel } from './log.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
@@ -39,7 +39,7 @@ export function createApp(deps: AppDeps) {
     },
   });
 
-  app.use('*', requestId(), accessLog());
+  app.use('*', requestId(), accessLog(), bearerChallenge());
   const limitBody = bodyLimit({
     maxSize: 16 * 1024,
     onError: () => {

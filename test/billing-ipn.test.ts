@@ -76,7 +76,9 @@ describe.each(stores)('%s store', (_kind, storeUrl) => {
 
     it('signed with another secret: 401', async () => {
       const body = ipnBody(invoice, 'finished');
-      expect((await b.ipn(body, signIpn(body, 'guess'))).status).toBe(401);
+      const res = await b.ipn(body, signIpn(body, 'guess'));
+      expect(res.status).toBe(401);
+      expect(res.headers.get('WWW-Authenticate')).toBe('Bearer');
       await unchanged();
     });
 
