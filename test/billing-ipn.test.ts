@@ -82,6 +82,17 @@ describe.each(stores)('%s store', (_kind, storeUrl) => {
       await unchanged();
     });
 
+    it('a body nested 3,000 levels deep (6 KB) is refused with 401, not a stack overflow; nothing changes', async () => {
+      const signature = 'ab'.repeat(64);
+      for (const raw of [`{"fee":${'['.repeat(3000)}${']'.repeat(3000)}}`, `${'{"fee":'.repeat(2000)}1${'}'.repeat(2000)}`]) {
+        expect(await read(await b.ipn(raw, signature))).toEqual({
+          status: 401,
+          body: { detail: { error: 'invalid_signature', message: 'The x-nowpayments-sig signature does not match the body.' } },
+        });
+      }
+      await unchanged();
+    });
+
     it('keys in any order, nested fee too, verify against the sorted form', async () => {
       const body = ipnBody(invoice, 'confirming');
       const raw = `{"fee":{"withdrawalFee":0,"serviceFee":0,"depositFee":0,"currency":"usdttrc20"},${JSON.stringify({ ...body, fee: undefined }).slice(1)}`;
