@@ -10,6 +10,6 @@ export interface AppDeps {
   engine: Engine;
   accounts: AccountStore;
   clock: Clock;
-  /** Built from config by the billing routes when absent (billing/index.ts createPaymentProvider). */
-  payments?: PaymentProvider;
+  /** Built from config by the billing routes when absent (billing/index.ts createPaymentProvider); null = payments off. */
+  payments?: PaymentProvider | null;
 }

@@ -24,8 +24,9 @@ async function main() {
   log.info('account store', { kind: accounts.kind });
 
   const payments = createPaymentProvider(config);
-  log.info('payment provider', { provider: payments.name });
-  if (payments.name === 'sandbox') log.warn('billing runs in sandbox mode: invoices are paid with a local Pay button, no money moves (set NOWPAYMENTS_API_KEY for real payments)');
+  log.info('payment provider', { provider: config.PAYMENTS });
+  if (payments?.name === 'sandbox') log.warn('billing runs in sandbox mode: invoices are paid with a local Pay button, no money moves (set NOWPAYMENTS_API_KEY for real payments)');
+  if (!payments) log.warn('payments are off: subscribe answers 503 payments_unavailable (set NOWPAYMENTS_API_KEY, or PAYMENTS=sandbox to try billing)');
 
   const deps = { config, engine, accounts, clock: systemClock, payments };
   const app = createApp(deps);

@@ -83,6 +83,7 @@ const subscribeRoute = createRoute({
     400: errorResponse('Unknown plan or a body that is not JSON'),
     401: errorResponse('Missing or invalid API key'),
     502: errorResponse('The payment processor failed; no invoice was recorded'),
+    503: errorResponse('payments_unavailable: this server takes no payments (no provider configured)'),
   },
 });
 
@@ -131,6 +132,7 @@ const ipnRoute = createRoute({
     400: errorResponse('Body is not a JSON object, or unknown payment_status'),
     401: errorResponse('Missing or wrong signature; nothing changed'),
     404: { description: 'No invoice matches invoice_id and order_id' },
+    503: errorResponse('payments_unavailable: this server takes no payments (no provider configured)'),
   },
 });
 
@@ -159,7 +161,11 @@ const sandboxPayRoute = createRoute({
 });
 
 export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
-  const payments = deps.payments ?? createPaymentProvider(deps.config);
+  const payments = deps.payments === undefined ? createPaymentProvider(deps.config) : deps.payments;
+  const provider = () => {
+    if (!payments) throw new ApiError('payments_unavailable', 'This server takes no payments: no payment provider is configured.');
+    return payments;
+  };
 
   app.openapi(statusRoute, async (c) => {
     const account = c.get('account');
@@ -183,7 +189,7 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
     const plan = c.req.valid('json').plan as (typeof PAID_PLANS)[number];
     const account = c.get('account');
     const amount_usd = PLANS[plan].price_usd;
-    const created = await createInvoiceOr502(payments, { plan, amount_usd, account_id: account.id });
+    const created = await createInvoiceOr502(provider(), { plan, amount_usd, account_id: account.id });
     const now = deps.clock.now();
     // Recorded only once the processor has answered: a failed creation leaves nothing pending.
     await deps.accounts.createInvoice({
@@ -201,11 +207,11 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
   });
 
   app.openapi(ipnRoute, async (c) => {
-    const outcome = await handleIpn(deps, payments.ipnSecret, await c.req.text(), c.req.header('x-nowpayments-sig'));
+    const outcome = await handleIpn(deps, provider().ipnSecret, await c.req.text(), c.req.header('x-nowpayments-sig'));
     return c.json({ success: true as const, data: outcome }, 200);
   });
 
-  if (payments.name === 'sandbox') registerSandboxPages(app, deps, payments);
+  if (payments?.name === 'sandbox') registerSandboxPages(app, deps, payments);
 }
 
 async function createInvoiceOr502(payments: PaymentProvider, request: Parameters<PaymentProvider['createInvoice']>[0]) {
