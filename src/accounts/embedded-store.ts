@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { open, rename } from 'node:fs/promises';
+import { open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { serviceUnavailable } from '../http/errors.js';
 import { log } from '../log.js';
@@ -105,8 +105,22 @@ class EmbeddedAccountStore implements AccountStore {
     this.claimed = new Set(snapshot.claimed);
   }
 
+  /**
+   * Ready only while a snapshot could be written now: the probe creates, fills, syncs and removes
+   * the very temporary file a write uses (a full disk or a read-only directory fails it), in turn
+   * with the writes so it never meets one halfway.
+   */
   async ping() {
-    return !this.closed;
+    if (this.closed) return false;
+    const probe = this.writing.then(() => probeWritable(tempFileOf(this.file)));
+    this.writing = probe.catch(() => {});
+    return probe.then(
+      () => true,
+      (err) => {
+        log.warn('account store is not writable', { file: this.file, error: (err as Error).message });
+        return false;
+      },
+    );
   }
 
   async close() {
@@ -261,16 +275,27 @@ function pruneToRecent(map: Map<string, number>): Map<string, number> {
   return map;
 }
 
-async function writeAtomically(file: string, body: string) {
-  const tmp = `${file}.${process.pid}.tmp`;
-  const handle = await open(tmp, 'w');
+const tempFileOf = (file: string) => `${file}.${process.pid}.tmp`;
+
+async function writeSynced(path: string, body: string) {
+  const handle = await open(path, 'w');
   try {
     await handle.writeFile(body);
     await handle.sync();
   } finally {
     await handle.close();
   }
+}
+
+async function writeAtomically(file: string, body: string) {
+  const tmp = tempFileOf(file);
+  await writeSynced(tmp, body);
   await rename(tmp, file);
+}
+
+async function probeWritable(tmp: string) {
+  await writeSynced(tmp, 'probe');
+  await unlink(tmp);
 }
 
 function publicAccount({ key_hash: _hash, ...account }: StoredAccount): Account {
