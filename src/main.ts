@@ -1,4 +1,6 @@
+import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
+import { AccountStoreLockedError } from './accounts/embedded-store.js';
 import { openAccountStore } from './accounts/index.js';
 import { createApp } from './app.js';
 import { createPaymentProvider } from './billing/index.js';
@@ -8,19 +10,24 @@ import { createEngine } from './clickhouse/index.js';
 import { DataDirLockedError } from './clickhouse/errors.js';
 import { runMigrations } from './clickhouse/migrations.js';
 import { systemClock } from './clock.js';
-import { ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
 import { loadDemoDataIfEmpty } from './demo.js';
 import { log, setLogLevel } from './log.js';
 
-/** Boot: config → engine + migrations → account store → demo data → HTTP; SIGTERM drains. */
+/** What start-up has opened so far: closed again if it fails, so no lock file outlives the process. */
+const opened: { close(): Promise<void> }[] = [];
+
+/** Boot: config → engine + migrations → account store → HTTP → demo data, recorder; SIGTERM drains. */
 async function main() {
   const config = loadConfig();
   setLogLevel(config.LOG_LEVEL);
   const engine = createEngine(config);
+  opened.push(engine);
   log.info('clickhouse backend', { backend: engine.backend, location: engine.location });
   const applied = await runMigrations(engine);
   if (applied.length) log.info('migrations applied', { applied });
   const accounts = await openAccountStore(config);
+  opened.push(accounts);
   log.info('account store', { kind: accounts.kind });
 
   const payments = createPaymentProvider(config);
@@ -30,15 +37,18 @@ async function main() {
 
   const deps = { config, engine, accounts, clock: systemClock, payments };
   const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST });
+  await new Promise((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' || err.code === 'EACCES' ? new ListenError(config, err.code) : err));
+  });
+  const url = `http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${(server.address() as AddressInfo).port}`;
+  log.info('listening', { url, openapi: `${url}/v1/openapi.json` });
+  process.stdout.write(`\n  tickhouse is serving on ${url}  (dashboard: ${url}/, API contract: ${url}/v1/openapi.json)\n\n`);
+  // Serve at once; a first start fills the empty store meanwhile (a few seconds of partial data).
+  loadDemoDataIfEmpty(deps).catch((err) => log.error('demo data failed to load', { error: String(err) }));
   // The embedded engine allows one process per DATA_DIR, so the recorder can share this one's.
   const recorder = config.RECORDER ? await startRecorder(engine, loadRecorderOptions(process.env)) : null;
-  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
-    const url = `http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${info.port}`;
-    log.info('listening', { url, openapi: `${url}/v1/openapi.json` });
-    process.stdout.write(`\n  tickhouse is serving on ${url}  (dashboard: ${url}/, API contract: ${url}/v1/openapi.json)\n\n`);
-    // Serve at once; a first start fills the empty store meanwhile (a few seconds of partial data).
-    loadDemoDataIfEmpty(deps).catch((err) => log.error('demo data failed to load', { error: String(err) }));
-  });
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -65,11 +75,23 @@ async function main() {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-main().catch((err) => {
-  if (err instanceof ConfigError || err instanceof DataDirLockedError) {
-    process.stderr.write(`tickhouse: ${err.message}\n`);
-  } else {
-    process.stderr.write(`tickhouse: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+/** The port cannot be had: taken by another process, or privileged. */
+class ListenError extends Error {
+  constructor(config: Config, code: 'EADDRINUSE' | 'EACCES') {
+    super(
+      code === 'EADDRINUSE'
+        ? `PORT ${config.PORT} is already in use on ${config.HOST}: stop the process listening there or set another PORT`
+        : `PORT ${config.PORT} on ${config.HOST} needs privileges this process lacks: set a PORT above 1023`,
+    );
   }
+}
+
+/** Problems an operator fixes (configuration, a port, a lock) are one line; anything else keeps its stack. */
+const OPERATOR_ERRORS = [ConfigError, DataDirLockedError, AccountStoreLockedError, ListenError];
+
+main().catch(async (err) => {
+  const known = OPERATOR_ERRORS.some((type) => err instanceof type);
+  process.stderr.write(known ? `tickhouse: ${err.message}\n` : `tickhouse: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  await Promise.allSettled(opened.reverse().map((resource) => resource.close()));
   process.exit(1);
 });
