@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { AccountStoreLockedError } from './accounts/embedded-store.js';
@@ -12,6 +13,7 @@ import { runMigrations } from './clickhouse/migrations.js';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { loadDemoDataIfEmpty } from './demo.js';
+import { gracefulServer } from './http/graceful-server.js';
 import { log, setLogLevel } from './log.js';
 
 /** What start-up has opened so far: closed again if it fails, so no lock file outlives the process. */
@@ -37,7 +39,8 @@ async function main() {
 
   const deps = { config, engine, accounts, clock: systemClock, payments };
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST });
+  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }) as Server;
+  const http = gracefulServer(server);
   await new Promise((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' || err.code === 'EACCES' ? new ListenError(config, err.code) : err));
@@ -58,18 +61,17 @@ async function main() {
     // Stop accepting, let in-flight requests finish up to the grace period, then close engines.
     const force = setTimeout(() => {
       log.warn('grace period over; closing remaining connections');
-      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      http.cut();
     }, config.SHUTDOWN_GRACE_SECONDS * 1000);
     force.unref();
     // The recorder stops reading at once and flushes its buffer while in-flight requests finish.
     const recorderStopped = recorder?.stop() ?? Promise.resolve();
-    server.close(async () => {
+    http.drain(async () => {
       await recorderStopped.catch((err) => log.error('recorder flush failed', { error: String(err) }));
       await Promise.allSettled([engine.close(), accounts.close()]);
       log.info('stopped');
       process.exit(0);
     });
-    (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
