@@ -14,8 +14,8 @@ CREATE TABLE IF NOT EXISTS ticks
     best_ask  Float64 CODEC(Gorilla, ZSTD(1)),
     price     Float64 CODEC(Gorilla, ZSTD(1)),
     size      Float64 CODEC(ZSTD(1)),
-    -- The book side a price_change set (BUY = bids, SELL = asks; '' for other events). The tick's
-    -- `side` is the outcome label, so reconstruction needs this to place a level.
+    -- The book side a price_change set (BUY = bids, SELL = asks), so reconstruction can place a level
+    -- (the tick's `side` is the outcome label); a last_trade_price's taker side; '' for book events.
     book_side Enum8('' = 0, 'BUY' = 1, 'SELL' = 2),
     market    LowCardinality(String),
     -- Lets a time-only filter (stats over the last 24 h) skip granules of other times.

@@ -10,6 +10,7 @@ import type { AppEnv } from './http/context.js';
 import { ApiError, serviceUnavailable } from './http/errors.js';
 import { accessLog, bearerChallenge, requestId } from './http/middleware.js';
 import { log, setLogLevel } from './log.js';
+import { engineBookReader } from './queries/book-reader.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -58,7 +59,7 @@ export function createApp(deps: AppDeps) {
   registerAccountsRoutes(app, deps);
   registerBillingRoutes(app, deps);
   registerMarketsRoutes(app, deps);
-  registerOrderbookRoutes(app, deps);
+  registerOrderbookRoutes(app, deps, deps.books ?? engineBookReader(deps.engine));
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);
   registerDashboard(app);
@@ -70,6 +71,7 @@ export function createApp(deps: AppDeps) {
       title: 'tickhouse',
       version: '1.0.0',
       description: 'Historical Polymarket order books at any millisecond, raw ticks, OHLCV candles and exports.',
+      license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
     },
     servers: [{ url: deps.config.publicUrl }],
   });

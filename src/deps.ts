@@ -3,6 +3,7 @@ import type { PaymentProvider } from './billing/provider.js';
 import type { Engine } from './clickhouse/engine.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
+import type { BookReader } from './queries/book-reader.js';
 
 /** Everything the HTTP app needs from outside; main.ts builds it, tests build their own. */
 export interface AppDeps {
@@ -12,4 +13,6 @@ export interface AppDeps {
   clock: Clock;
   /** Built from config by the billing routes when absent (billing/index.ts createPaymentProvider); null = payments off. */
   payments?: PaymentProvider | null;
+  /** Point-in-time books; createApp reads them straight from the engine when absent. */
+  books?: BookReader;
 }

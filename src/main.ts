@@ -12,7 +12,7 @@ import { DataDirLockedError } from './clickhouse/errors.js';
 import { runMigrations } from './clickhouse/migrations.js';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { loadDemoDataIfEmpty } from './demo.js';
+import { loadDemoDataIfEmpty } from './demo/load.js';
 import { gracefulServer } from './http/graceful-server.js';
 import { log, setLogLevel } from './log.js';
 

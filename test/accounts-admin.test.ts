@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runAdminCommand, UsageError } from '../src/accounts/admin-commands.js';
-import { printDemoKeyOnFirstStart } from '../src/accounts/demo-key.js';
+import { printDemoKeyOnFirstStart } from '../src/demo/demo-key.js';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { openEmbeddedTestStore, openRedisTestStore, redisUrl, type TestStore } from './support/account-stores.js';

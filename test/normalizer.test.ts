@@ -2,8 +2,15 @@ import { POLYMARKET_SAMPLES } from './support/samples.js';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseGammaMarkets } from '../src/ingest/gamma.js';
-import { fileSeq, Normalizer, type CheckpointPolicy } from '../src/ingest/normalizer.js';
-import type { MarketRow, SnapshotRow, TickRow } from '../src/ingest/rows.js';
+import type { CheckpointPolicy, Level, OrderBook } from '../src/book/index.js';
+import type { MarketRow, SnapshotRow, TickRow } from '../src/clickhouse/rows.js';
+import { fileSeq, Normalizer } from '../src/ingest/normalizer.js';
+
+/** Levels as [price, size] pairs: the expectations below read as the wire's levels do. */
+type Pair = [number, number];
+const pairs = (levels: readonly Level[]): Pair[] => levels.map((l) => [l.price, l.size]);
+const sides = (book: OrderBook) => ({ bids: pairs(book.levels('bid')), asks: pairs(book.levels('ask')) });
+type PairSnapshot = Omit<SnapshotRow, 'bids' | 'asks'> & { bids: Pair[]; asks: Pair[] };
 
 const SAMPLES = POLYMARKET_SAMPLES;
 const frames = readFileSync(`${SAMPLES}/ws-frames.jsonl`, 'utf8').split('\n');
@@ -11,10 +18,10 @@ const gamma = JSON.parse(readFileSync(`${SAMPLES}/gamma-markets.json`, 'utf8')) 
 
 function run(lines: readonly string[], opts: { markets?: MarketRow[]; checkpoints?: CheckpointPolicy | false; sourceId?: string } = {}) {
   const ticks: TickRow[] = [];
-  const snapshots: SnapshotRow[] = [];
+  const snapshots: PairSnapshot[] = [];
   const markets: MarketRow[] = [];
   const normalizer = new Normalizer(
-    { tick: (r) => ticks.push(r), snapshot: (r) => snapshots.push(r), market: (r) => markets.push(r) },
+    { tick: (r) => ticks.push(r), snapshot: (r) => snapshots.push({ ...r, bids: pairs(r.bids), asks: pairs(r.asks) }), market: (r) => markets.push(r) },
     { seq: fileSeq(opts.sourceId ?? 'test'), checkpoints: opts.checkpoints },
   );
   if (opts.markets) normalizer.addMarkets(opts.markets);
@@ -57,7 +64,7 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
       { asset_id: C, t: 1786604072222, seq: s(4, 0), event: 'book', side: 'UNKNOWN', best_bid: 0.07, best_ask: 0.08, price: 0, size: 0, book_side: '', market: M4 },
       // lines 5-8: new_market, market_resolved, best_bid_ask, tick_size_change: no ticks
       // line 9: trade on an asset without a book
-      { asset_id: D, t: 1750428146322, seq: s(9, 0), event: 'last_trade_price', side: 'UNKNOWN', best_bid: 0, best_ask: 1, price: 0.456, size: 219.217767, book_side: '', market: M9 },
+      { asset_id: D, t: 1750428146322, seq: s(9, 0), event: 'last_trade_price', side: 'UNKNOWN', best_bid: 0, best_ask: 1, price: 0.456, size: 219.217767, book_side: 'BUY', market: M9 },
       // line 10: price_change on assets without books; the items carry best bid/ask
       { asset_id: E, t: 1757908892351, seq: s(10, 0), event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 1, price: 0.5, size: 200, book_side: 'BUY', market: M10 },
       { asset_id: F, t: 1757908892351, seq: s(10, 1), event: 'price_change', side: 'UNKNOWN', best_bid: 0, best_ask: 0.5, price: 0.5, size: 200, book_side: 'SELL', market: M10 },
@@ -151,7 +158,7 @@ describe('book state', () => {
       ['price_change', 0.45, 0.7, 0.45, 5],
       ['price_change', 0.45, 0.7, 0.45, 7],
     ]);
-    expect(normalizer.book(ASSET)!.levels()).toEqual({ bids: [[0.45, 7], [0.4, 10]], asks: [[0.7, 40]] });
+    expect(sides(normalizer.book(ASSET)!)).toEqual({ bids: [[0.45, 7], [0.4, 10]], asks: [[0.7, 40]] });
   });
 
   it('an empty side has best bid 0 and best ask 1; size-0 book levels are never stored', () => {
@@ -182,7 +189,7 @@ describe('book state', () => {
       ['price_change', 0.3, 0.6, 0.6, 50],
     ]);
     expect(snapshots).toEqual([]);
-    expect(normalizer.book(ASSET)!.levels()).toEqual({ bids: [[0.3, 100]], asks: [[0.6, 50]] });
+    expect(sides(normalizer.book(ASSET)!)).toEqual({ bids: [[0.3, 100]], asks: [[0.6, 50]] });
   });
 
   it('a last_trade_price reports the current book, changes nothing and creates no book', () => {
@@ -196,7 +203,7 @@ describe('book state', () => {
       ['book', 0.4, 0.45, 0, 0],
       ['last_trade_price', 0.4, 0.45, 0.45, 2],
     ]);
-    expect(normalizer.book(ASSET)!.levels()).toEqual({ bids: [[0.4, 1]], asks: [[0.45, 2]] });
+    expect(sides(normalizer.book(ASSET)!)).toEqual({ bids: [[0.4, 1]], asks: [[0.45, 2]] });
     expect(run([trade(1000, '0.42', '12.5')]).normalizer.book(ASSET)).toBeUndefined();
   });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { loadDemoDataIfEmpty } from '../src/demo.js';
+import { loadDemoDataIfEmpty } from '../src/demo/load.js';
 import { startBillingApp, type BillingApp } from './support/billing-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 

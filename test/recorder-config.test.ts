@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config.js';
 import { FrameArchive } from '../src/ingest/archive.js';
 import { loadRecorderOptions } from '../src/ingest/recorder-config.js';
-import { splitLines } from '../src/ingest/replay.js';
+import { splitLines } from '../src/clickhouse/lines.js';
 
 describe('recorder options', () => {
   it('has production defaults and takes flags over environment variables', () => {

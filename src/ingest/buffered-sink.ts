@@ -3,7 +3,7 @@ import { EngineUnavailableError } from '../clickhouse/errors.js';
 import { log } from '../log.js';
 import type { RowSink } from './normalizer.js';
 import { recorderMetrics } from './recorder-metrics.js';
-import type { MarketRow, SnapshotRow, TickRow } from './rows.js';
+import type { MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
 import { BatchWriter, type IngestTable } from './writer.js';
 
 export interface BufferedSinkOptions {

@@ -1,4 +1,4 @@
-import type { MarketRow } from './rows.js';
+import type { MarketRow } from '../clickhouse/rows.js';
 
 /**
  * A market object of Gamma's `/markets` answer (only the fields the ingester reads). `outcomes` and

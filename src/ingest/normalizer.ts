@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { Book } from './book.js';
+import { DEFAULT_CHECKPOINTS, EMPTY_ASK, EMPTY_BID, OrderBook, type CheckpointPolicy, type Level } from '../book/index.js';
+import type { MarketRow, SnapshotRow, TickEvent, TickRow } from '../clickhouse/rows.js';
 import { isRecord, parseNewMarket } from './gamma.js';
-import type { Level, MarketRow, SnapshotRow, TickEvent, TickRow } from './rows.js';
 
 /**
  * Raw market-channel frames → rows, exactly per INGEST.md §2. Pure and synchronous: the live
@@ -21,18 +21,6 @@ export interface RowSink {
  * counts the ticks emitted so far from that line. Must increase with every call and stay < 2^53.
  */
 export type SeqSource = (lineNo: number, itemIndex: number) => number;
-
-/** When to store a checkpoint of a grounded in-memory book: after `changes` price_change items or `ms` of event time since its last snapshot. */
-export interface CheckpointPolicy {
-  changes: number;
-  ms: number;
-}
-
-/**
- * 200 changes bound what one reconstruction reads; the hourly rule only refreshes slow assets. (A
- * 60 s rule made a checkpoint every ~14 changes on sparse assets: 50k snapshot rows for 300k ticks.)
- */
-export const DEFAULT_CHECKPOINTS: CheckpointPolicy = { changes: 200, ms: 3_600_000 };
 
 export interface NormalizerOptions {
   seq: SeqSource;
@@ -90,7 +78,7 @@ export function fileSeq(sourceId: string): SeqSource {
 }
 
 interface AssetState {
-  book: Book | null;
+  book: OrderBook | null;
   /** The book descends from a `book` event of this run, so it holds every level (checkpoints allowed). */
   grounded: boolean;
   market: string;
@@ -149,7 +137,7 @@ export class Normalizer {
   }
 
   /** The in-memory book of an asset, if a `book` or `price_change` started one. */
-  book(assetId: string): Book | undefined {
+  book(assetId: string): OrderBook | undefined {
     return this.assets.get(assetId)?.book ?? undefined;
   }
 
@@ -221,7 +209,7 @@ export class Normalizer {
     if (asset === null || t < 0 || bids === null || asks === null) return this.malformed();
     const state = this.state(asset);
     if (typeof e.market === 'string') state.market = e.market;
-    const book = (state.book ??= new Book());
+    const book = (state.book ??= new OrderBook());
     book.replace(bids, asks);
     state.grounded = true;
     const seq = this.emitTick(asset, t, 'book', book.bestBid(), book.bestAsk(), 0, 0, '', state.market);
@@ -258,8 +246,8 @@ export class Normalizer {
     const state = this.state(c.asset);
     if (market !== null) state.market = market;
     // A book started by price_change alone is not grounded: it may lack levels an earlier file knew.
-    const book = (state.book ??= new Book());
-    book.set(c.bid ? 'bid' : 'ask', c.price, c.size);
+    const book = (state.book ??= new OrderBook());
+    book.apply(c.bid ? 'bid' : 'ask', c.price, c.size);
     const seq = this.emitTick(c.asset, t, 'price_change', c.bestBid ?? book.bestBid(), c.bestAsk ?? book.bestAsk(), c.price, c.size, c.bid ? 'BUY' : 'SELL', state.market);
     if (!state.grounded || this.policy === false) return;
     state.changes++;
@@ -276,7 +264,9 @@ export class Normalizer {
     const state = this.assets.get(asset);
     const book = state?.book;
     const market = typeof e.market === 'string' ? e.market : (state?.market ?? '');
-    this.emitTick(asset, t, 'last_trade_price', book ? book.bestBid() : 0, book ? book.bestAsk() : 1, price, size, '', market);
+    // The taker side Polymarket sent, kept for the replay and the CLOB-compatible last trade price.
+    const taker = e.side === 'BUY' || e.side === 'SELL' ? e.side : '';
+    this.emitTick(asset, t, 'last_trade_price', book ? book.bestBid() : EMPTY_BID, book ? book.bestAsk() : EMPTY_ASK, price, size, taker, market);
   }
 
   private onNewMarket(e: Record<string, unknown>): void {
@@ -295,8 +285,8 @@ export class Normalizer {
   }
 
   private emitSnapshot(state: AssetState, asset_id: string, t: number, seq: number, is_checkpoint: 0 | 1): void {
-    const { bids, asks } = state.book!.levels();
-    this.sink.snapshot({ asset_id, t, seq, is_checkpoint, market: state.market, bids, asks });
+    const book = state.book!;
+    this.sink.snapshot({ asset_id, t, seq, is_checkpoint, market: state.market, bids: book.levels('bid'), asks: book.levels('ask') });
     if (is_checkpoint) this.stats.checkpoints++;
     else this.stats.snapshots++;
     state.changes = 0;
@@ -369,7 +359,7 @@ function levels(v: unknown): Level[] | null {
     const price = num(l.price);
     const size = num(l.size);
     if (price < 0 || size < 0) return null;
-    out.push([price, size]);
+    out.push({ price, size });
   }
   return out;
 }

@@ -7,7 +7,7 @@ import { discoverActiveMarkets, lookupMarkets } from './discovery.js';
 import { Normalizer, type RowSink, type SeqSource } from './normalizer.js';
 import type { RecorderOptions } from './recorder-config.js';
 import { recorderMetrics, registerRecorderGauges } from './recorder-metrics.js';
-import type { MarketRow } from './rows.js';
+import type { MarketRow } from '../clickhouse/rows.js';
 import { MarketFeed } from './ws-client.js';
 
 export interface RecorderStatus {

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Engine } from '../clickhouse/engine.js';
-import type { TickEvent } from '../ingest/rows.js';
+import type { TickEvent } from '../clickhouse/rows.js';
 
 /**
  * Ticks of one asset in [start, end], in (t, seq) order: the table's primary key order, so every

@@ -6,7 +6,10 @@ import type { AppEnv } from '../http/context.js';
 import { ok } from '../http/envelope.js';
 import { notFound } from '../http/errors.js';
 import { assetIdParam, enumParam, intParam, orderedRange, positiveNumberParam, timeParam } from '../http/params.js';
-import { bookData, bookStateAt, datetimeText, exchangeSnapshots, pricesHistory, roundPrice, sampledBooks, sortedLevels, topOf, type Level } from '../queries/orderbook.js';
+import { executeMarketOrder, quoteOf, type BookState } from '../book/index.js';
+import { datetimeText } from '../http/datetime.js';
+import type { BookReader } from '../queries/book-reader.js';
+import { exchangeSnapshots, pricesHistory, sampledBooks } from '../queries/orderbook.js';
 
 const LevelSchema = z.object({ price: z.number(), size: z.number() }).openapi('BookLevel');
 
@@ -65,6 +68,7 @@ const noBook = { 404: { description: 'The asset has no book at or before that ti
 const orderbookRoute = createRoute({
   method: 'get',
   path: '/v1/orderbook',
+  operationId: 'getOrderBook',
   tags: ['orderbook'],
   summary: 'The reconstructed L2 book of an asset at any millisecond (default: latest)',
   security: [{ bearer: [] }],
@@ -81,6 +85,7 @@ const orderbookRoute = createRoute({
 const rangeRoute = createRoute({
   method: 'get',
   path: '/v1/orderbook/range',
+  operationId: 'getOrderBookRange',
   tags: ['orderbook'],
   summary: 'Exchange snapshots in [since, until], or the book sampled every `interval` ms',
   security: [{ bearer: [] }],
@@ -104,6 +109,7 @@ const rangeRoute = createRoute({
 const priceRoute = createRoute({
   method: 'get',
   path: '/v1/price',
+  operationId: 'getPrice',
   tags: ['orderbook'],
   summary: 'Top of the reconstructed book at any millisecond (default: latest)',
   security: [{ bearer: [] }],
@@ -114,6 +120,7 @@ const priceRoute = createRoute({
 const pricesHistoryRoute = createRoute({
   method: 'get',
   path: '/v1/prices-history',
+  operationId: 'getPricesHistory',
   tags: ['orderbook'],
   summary: 'Midpoint after the last tick of each fidelity bucket; `t` in Unix seconds',
   security: [{ bearer: [] }],
@@ -139,6 +146,7 @@ const pricesHistoryRoute = createRoute({
 const executionRoute = createRoute({
   method: 'get',
   path: '/v1/execution-price',
+  operationId: 'getExecutionPrice',
   tags: ['orderbook'],
   summary: 'Walk the whole reconstructed book with a market order: VWAP, slippage, fills',
   security: [{ bearer: [] }],
@@ -156,13 +164,27 @@ const executionRoute = createRoute({
 const bookMissing = (assetId: string, at: number | undefined) =>
   notFound(at === undefined ? `No order book for asset ${assetId}.` : `No order book for asset ${assetId} at or before ${at}.`);
 
-export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+/** `/v1/orderbook` `data` (API.md §4) of a state: at most `depth` levels per side, best first. */
+export function bookData(assetId: string, { market, timestamp, book }: BookState, depth: number) {
+  return {
+    market,
+    asset_id: assetId,
+    timestamp,
+    datetime: datetimeText(timestamp),
+    best_bid: book.bestBid(),
+    best_ask: book.bestAsk(),
+    bids: book.levels('bid', depth),
+    asks: book.levels('ask', depth),
+  };
+}
+
+export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps, books: BookReader): void {
   const { engine } = deps;
 
   app.openapi(orderbookRoute, async (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const state = await bookStateAt(engine, q.asset_id, q.timestamp ?? null, c.req.raw.signal);
+    const state = await books.at(q.asset_id, q.timestamp ?? null, c.req.raw.signal);
     if (!state) throw bookMissing(q.asset_id, q.timestamp);
     // Implicit latest (API.md §2): the newest data must lie in the window.
     if (q.timestamp === undefined) assertInHistoryWindow(c, state.timestamp);
@@ -172,29 +194,21 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps)
   app.openapi(rangeRoute, async (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.since });
-    const common = { assetId: q.asset_id, since: q.since, until: q.until, limit: q.limit ?? 100, depth: q.depth ?? 20 };
-    const books = q.interval === undefined
-      ? await exchangeSnapshots(engine, common, c.req.raw.signal)
+    const depth = q.depth ?? 20;
+    const common = { assetId: q.asset_id, since: q.since, until: q.until, limit: q.limit ?? 100 };
+    const states = q.interval === undefined
+      ? await exchangeSnapshots(engine, { ...common, depth }, c.req.raw.signal)
       : await sampledBooks(engine, { ...common, interval: q.interval }, c.req.raw.signal);
-    return ok(c, books, { count: books.length });
+    return ok(c, states.map((s) => bookData(q.asset_id, s, depth)), { count: states.length });
   });
 
   app.openapi(priceRoute, async (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const state = await bookStateAt(engine, q.asset_id, q.timestamp ?? null, c.req.raw.signal);
+    const state = await books.at(q.asset_id, q.timestamp ?? null, c.req.raw.signal);
     if (!state) throw bookMissing(q.asset_id, q.timestamp);
     if (q.timestamp === undefined) assertInHistoryWindow(c, state.timestamp);
-    const { best_bid, best_ask } = topOf(state);
-    return ok(c, {
-      asset_id: q.asset_id,
-      timestamp: state.timestamp,
-      datetime: datetimeText(state.timestamp),
-      best_bid,
-      best_ask,
-      midpoint: roundPrice((best_bid + best_ask) / 2),
-      spread: roundPrice(best_ask - best_bid),
-    });
+    return ok(c, { asset_id: q.asset_id, timestamp: state.timestamp, datetime: datetimeText(state.timestamp), ...quoteOf(state.book) });
   });
 
   app.openapi(pricesHistoryRoute, async (c) => {
@@ -208,52 +222,8 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps)
   app.openapi(executionRoute, async (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const state = await bookStateAt(engine, q.asset_id, q.timestamp, c.req.raw.signal);
+    const state = await books.at(q.asset_id, q.timestamp, c.req.raw.signal);
     if (!state) throw bookMissing(q.asset_id, q.timestamp);
-    const { bids, asks } = sortedLevels(state);
-    return ok(c, executeMarketOrder(q.side === 'BUY' ? asks : bids, q.side, q.amount));
+    return ok(c, executeMarketOrder(state.book, q.side, q.amount));
   });
-}
-
-const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
-
-/**
- * A market order of `amount` shares against `levels` (best first), level by level. The level that
- * completes the order is detected by comparing cumulative depth with the amount, so an amount equal
- * to the visible depth fills fully and `filled_amount` is then exactly the amount requested.
- */
-export function executeMarketOrder(levels: readonly Level[], side: 'BUY' | 'SELL', amount: number) {
-  if (levels.length === 0) {
-    return { side, requested_amount: amount, filled_amount: 0, average_price: null, best_price: null, slippage: null, slippage_bps: null, fully_filled: false, fills: [] };
-  }
-  const fills: Level[] = [];
-  let filled = 0;
-  let cost = 0;
-  let fully = false;
-  for (const { price, size } of levels) {
-    const completes = filled + size >= amount;
-    const take = completes ? amount - filled : size;
-    if (fills.length < 10) fills.push({ price: round(price, 6), size: round(take, 6) });
-    cost += price * take;
-    if (completes) {
-      filled = amount;
-      fully = true;
-      break;
-    }
-    filled += size;
-  }
-  const average = cost / filled;
-  const best = levels[0].price;
-  const slippage = Math.abs(average - best);
-  return {
-    side,
-    requested_amount: amount,
-    filled_amount: fully ? amount : round(filled, 6),
-    average_price: round(average, 6),
-    best_price: round(best, 6),
-    slippage: round(slippage, 6),
-    slippage_bps: best > 0 ? round((slippage / best) * 1e4, 2) : 0,
-    fully_filled: fully,
-    fills,
-  };
 }

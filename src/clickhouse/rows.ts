@@ -1,3 +1,5 @@
+import type { Level } from '../book/index.js';
+
 /** Row shapes written to ClickHouse (see clickhouse/*.sql). Times are Unix milliseconds. */
 
 export type TickEvent = 'price_change' | 'book' | 'last_trade_price';
@@ -13,13 +15,13 @@ export interface TickRow {
   best_ask: number;
   price: number;
   size: number;
-  /** The book side a price_change set: BUY = bids, SELL = asks; '' for book and last_trade_price. */
+  /**
+   * price_change: the book side it set (BUY = bids, SELL = asks). last_trade_price: the taker side
+   * Polymarket sent (rows ingested before it was kept have ''). book: ''.
+   */
   book_side: '' | 'BUY' | 'SELL';
   market: string;
 }
-
-/** [price, size] */
-export type Level = [number, number];
 
 export interface SnapshotRow {
   asset_id: string;
