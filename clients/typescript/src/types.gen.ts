@@ -384,6 +384,10 @@ export type SubscribeErrors = {
      * The payment processor failed; no invoice was recorded
      */
     502: Error;
+    /**
+     * payments_unavailable: this server takes no payments (no provider configured)
+     */
+    503: Error;
 };
 
 export type SubscribeError = SubscribeErrors[keyof SubscribeErrors];
@@ -437,6 +441,10 @@ export type ReceivePaymentNotificationErrors = {
      * No invoice matches invoice_id and order_id
      */
     404: unknown;
+    /**
+     * payments_unavailable: this server takes no payments (no provider configured)
+     */
+    503: Error;
 };
 
 export type ReceivePaymentNotificationError = ReceivePaymentNotificationErrors[keyof ReceivePaymentNotificationErrors];
