@@ -9,7 +9,7 @@ import { hashApiKey, looksLikeApiKey } from './keys.js';
 
 type AuthDeps = Pick<AppDeps, 'accounts' | 'clock' | 'config'>;
 
-const invalidKey = () => new ApiError('invalid_api_key', 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).');
+export const invalidKey = () => new ApiError('invalid_api_key', 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).');
 
 /**
  * `Authorization: Bearer <key>` → the account, its effective plan (expiry applied) and the start of
@@ -21,8 +21,10 @@ export function requireAuth(deps: AuthDeps): MiddlewareHandler<AppEnv> {
   return async function requireAuth(c, next) {
     const match = /^Bearer +(\S+) *$/i.exec(c.req.header('authorization') ?? '');
     if (!match || !looksLikeApiKey(match[1], prefix)) throw invalidKey();
-    const account = await deps.accounts.findByKeyHash(hashApiKey(match[1]));
+    const keyHash = hashApiKey(match[1]);
+    const account = await deps.accounts.findByKeyHash(keyHash);
     if (!account) throw invalidKey();
+    c.set('keyHash', keyHash);
     const now = deps.clock.now();
     const effective = effectivePlan(account, now);
     c.set('account', account);

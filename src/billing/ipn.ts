@@ -1,4 +1,4 @@
-import { applyPlanPurchase } from '../accounts/plan-change.js';
+import { expiryAfterPurchase } from '../accounts/plan-change.js';
 import type { Invoice, InvoiceStatus } from '../accounts/types.js';
 import type { AppDeps } from '../deps.js';
 import { ApiError, invalidParameter, notFound } from '../http/errors.js';
@@ -36,7 +36,7 @@ export async function handleIpn(
     throw invalidParameter('payment_status', `payment_status must be one of ${IPN_STATUSES.join(', ')}`);
   }
   const invoice = await findInvoice(deps, body);
-  return withAccountLock(invoice.account_id, () => record(deps, invoice, status as InvoiceStatus, body));
+  return record(deps, invoice, status as InvoiceStatus, body);
 }
 
 function parseObject(rawBody: string): Record<string, unknown> {
@@ -79,15 +79,15 @@ async function record(deps: Pick<AppDeps, 'accounts' | 'clock'>, invoice: Invoic
     });
     return outcome;
   }
-  if (!(await deps.accounts.claimInvoiceUpgrade(invoice.payment_id))) return outcome;
 
-  // Renewal extends from the current expiry, another plan starts now (API.md §2, accounts/plan-change.ts).
-  const account = await applyPlanPurchase(deps.accounts, invoice.account_id, invoice.plan, now);
-  if (!account) {
-    log.error('paid invoice of a missing account', { payment_id: invoice.payment_id, account_id: invoice.account_id });
+  // Renewal extends from the current expiry, another plan starts now (API.md §2, accounts/plan-change.ts);
+  // the store applies it once per invoice, atomically, whichever replica gets the IPN.
+  const applied = await deps.accounts.applyPaidInvoice(invoice, now, (account) => expiryAfterPurchase(account, invoice.plan, now));
+  if (!applied.applied) {
+    if (applied.reason === 'no_account') log.error('paid invoice of a missing account', { payment_id: invoice.payment_id, account_id: invoice.account_id });
     return outcome;
   }
-  await deps.accounts.updateInvoice(invoice.payment_id, { paid_at: now });
+  const { account } = applied;
   log.info('plan paid', { account_id: account.id, payment_id: invoice.payment_id, plan: account.plan, plan_expires_at: account.plan_expires_at });
   return { ...outcome, upgraded: true };
 }
@@ -98,22 +98,4 @@ function paysInFull(invoice: Invoice, body: Record<string, unknown>): boolean {
   const amount = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
   const currency = typeof body.price_currency === 'string' ? body.price_currency.toLowerCase() : null;
   return Number.isFinite(amount) && Math.round(amount * 100) === Math.round(invoice.amount_usd * 100) && currency === 'usd';
-}
-
-/**
- * Plan changes of one account run one after another in this process, so two invoices paid at the
- * same moment (a renewal each) both extend the expiry instead of one overwriting the other.
- */
-const accountQueues = new Map<string, Promise<unknown>>();
-
-async function withAccountLock<T>(accountId: string, task: () => Promise<T>): Promise<T> {
-  const previous = accountQueues.get(accountId) ?? Promise.resolve();
-  const run = previous.then(task, task);
-  const tail = run.catch(() => undefined);
-  accountQueues.set(accountId, tail);
-  try {
-    return await run;
-  } finally {
-    if (accountQueues.get(accountId) === tail) accountQueues.delete(accountId);
-  }
 }
