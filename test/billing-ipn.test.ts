@@ -157,10 +157,17 @@ describe.each(stores)('%s store', (_kind, storeUrl) => {
       ['another currency', { price_currency: 'eur' }],
       ['no amount', { price_amount: null }],
       ['a non-numeric amount', { price_amount: 'lots' }],
-    ])('finished with %s never upgrades', async (_name, overrides) => {
-      expect((await read(await b.ipn(ipnBody(invoice, 'finished', overrides)))).body.data.upgraded).toBe(false);
+    ])('finished with %s never upgrades and is recorded as finished_mismatch', async (_name, overrides) => {
+      expect((await read(await b.ipn(ipnBody(invoice, 'finished', overrides)))).body).toEqual({
+        success: true,
+        data: { payment_id: invoice.payment_id, status: 'finished_mismatch', upgraded: false },
+      });
       await expectFree();
-      expect(await b.accounts.getInvoice(invoice.payment_id)).toMatchObject({ paid_at: null });
+      expect(await b.accounts.getInvoice(invoice.payment_id)).toMatchObject({ status: 'finished_mismatch', paid_at: null });
+      // A late progress report does not hide how it ended.
+      expect((await read(await b.ipn(ipnBody(invoice, 'confirming')))).body.data.status).toBe('finished_mismatch');
+      const status = await read(await b.call(account.key, 'GET', '/v1/billing/status'));
+      expect(status.body.data.invoices.map((i: { status: string }) => i.status)).toEqual(['finished_mismatch']);
     });
 
     it.each([
@@ -178,7 +185,7 @@ describe.each(stores)('%s store', (_kind, storeUrl) => {
     it('a wrong-amount finished followed by the right one upgrades once', async () => {
       await b.ipn(ipnBody(invoice, 'finished', { price_amount: 1 }));
       await expectFree();
-      expect((await read(await b.ipn(ipnBody(invoice, 'finished')))).body.data.upgraded).toBe(true);
+      expect((await read(await b.ipn(ipnBody(invoice, 'finished')))).body.data).toEqual({ payment_id: invoice.payment_id, status: 'finished', upgraded: true });
     });
 
     it('concurrent duplicate finished IPNs upgrade exactly once', async () => {

@@ -8,8 +8,9 @@ import { verifyIpnSignature } from './signature.js';
 /** IPN handling (BILLING.md "IPN callback"): verify, match, record the status, upgrade once on `finished`. */
 
 export const IPN_STATUSES: readonly InvoiceStatus[] = ['waiting', 'confirming', 'confirmed', 'sending', 'partially_paid', 'finished', 'failed', 'refunded', 'expired'];
-/** Progress reports that a late or retried IPN may deliver after `finished`; they must not hide that it was paid. */
+/** Progress reports that a late or retried IPN may deliver after the payment; they must not hide how it ended. */
 const BEFORE_FINISHED = new Set<InvoiceStatus>(['waiting', 'confirming', 'confirmed', 'sending', 'partially_paid']);
+const SETTLED = new Set<InvoiceStatus>(['finished', 'finished_mismatch']);
 
 export interface IpnOutcome {
   payment_id: string;
@@ -63,22 +64,22 @@ async function findInvoice(deps: Pick<AppDeps, 'accounts'>, body: Record<string,
 
 const idText = (value: unknown) => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : null);
 
-async function record(deps: Pick<AppDeps, 'accounts' | 'clock'>, invoice: Invoice, status: InvoiceStatus, body: Record<string, unknown>): Promise<IpnOutcome> {
+async function record(deps: Pick<AppDeps, 'accounts' | 'clock'>, invoice: Invoice, reported: InvoiceStatus, body: Record<string, unknown>): Promise<IpnOutcome> {
   const now = deps.clock.now();
-  const kept = invoice.status === 'finished' && BEFORE_FINISHED.has(status) ? invoice.status : status;
+  // A `finished` for another amount or currency is not this invoice's payment: recorded as what it is.
+  const status = reported === 'finished' && !paysInFull(invoice, body) ? 'finished_mismatch' : reported;
+  const kept = SETTLED.has(invoice.status) && BEFORE_FINISHED.has(status) ? invoice.status : status;
   await deps.accounts.updateInvoice(invoice.payment_id, { status: kept, updated_at: now });
   const outcome = { payment_id: invoice.payment_id, status: kept, upgraded: false };
-  if (status !== 'finished') return outcome;
-
-  if (!paysInFull(invoice, body)) {
+  if (status === 'finished_mismatch') {
     log.warn('ipn finished with another amount or currency; not upgrading', {
       payment_id: invoice.payment_id,
       expected_usd: invoice.amount_usd,
       price_amount: body.price_amount,
       price_currency: body.price_currency,
     });
-    return outcome;
   }
+  if (status !== 'finished') return outcome;
 
   // Renewal extends from the current expiry, another plan starts now (API.md §2, accounts/plan-change.ts);
   // the store applies it once per invoice, atomically, whichever replica gets the IPN.
