@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, mkdirSync, readFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Session } from 'chdb';
@@ -51,6 +50,9 @@ export class EmbeddedEngine implements Engine {
       }
       throw err;
     }
+    // This process now holds the directory: what a killed predecessor left in the spool goes.
+    rmSync(join(dir, EXPORT_SPOOL), { recursive: true, force: true });
+    mkdirSync(join(dir, EXPORT_SPOOL));
     return new EmbeddedEngine(dir, sessions);
   }
 
@@ -113,6 +115,8 @@ export class EmbeddedEngine implements Engine {
    * the concatenation is not one valid file. Such results go to a temporary file first
    * (`INTO OUTFILE`: the engine writes it block by block, memory stays flat) and are streamed from
    * there. Aborting kills the query by a marker in its text; a session of its own, like any stream.
+   * The files are spooled under DATA_DIR/exports (the disk meant for data, not a small /tmp) and
+   * whatever a killed process left there is removed at the next open.
    */
   private streamViaFile(sql: string, format: string, options: QueryOptions): Readable {
     const engine = this;
@@ -126,7 +130,7 @@ export class EmbeddedEngine implements Engine {
     options.signal?.addEventListener('abort', kill, { once: true });
     async function* chunks() {
       try {
-        dir = await mkdtemp(join(tmpdir(), 'tickhouse-export-'));
+        dir = await mkdtemp(join(engine.dir, EXPORT_SPOOL, 'export-'));
         const file = join(dir, `result.${format.toLowerCase()}`);
         const set = setParams(options.params);
         // The file name is ours (mkdtemp), never user input; the query's own values stay parameters.
@@ -177,6 +181,9 @@ export class EmbeddedEngine implements Engine {
     }
   }
 }
+
+/** Directory of DATA_DIR where whole-file results are spooled (see streamViaFile). */
+const EXPORT_SPOOL = 'exports';
 
 /** Output formats whose bytes only make sense as one whole file (see streamViaFile). */
 const WHOLE_FILE_FORMATS = new Set(['Parquet', 'ORC', 'Arrow', 'Avro']);
