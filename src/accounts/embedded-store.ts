@@ -11,8 +11,9 @@ import type { Account, Invoice } from './types.js';
 /**
  * AccountStore for a single process without Redis: everything in memory, persisted to
  * `DATA_DIR/accounts.json` by writing a temporary file and renaming it over the old one (a crash
- * leaves the old or the new file, never half of one). Account and invoice changes are on disk before
- * the call returns; request counters are flushed at most a second later and on close.
+ * leaves the old or the new file, never half of one). Account, key and invoice changes take effect
+ * only once they are on disk (a refused write changes nothing, see commit()); request counters are
+ * flushed at most a second later and on close.
  * `accounts.lock` keeps a second process (e.g. the admin CLI while the service runs) from
  * overwriting the file with its own stale copy.
  */
