@@ -1,9 +1,9 @@
 import { AccountStoreLockedError } from '../src/accounts/embedded-store.js';
+import { AccountNotFoundError, StoreUnavailableError } from '../src/accounts/errors.js';
 import { openAccountStore } from '../src/accounts/index.js';
-import { runAdminCommand, UsageError } from '../src/accounts/admin-commands.js';
+import { runAdminCommand, UsageError } from '../src/admin/commands.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { ApiError } from '../src/http/errors.js';
 import { setLogLevel } from '../src/log.js';
 import { runCli } from './cli.js';
 
@@ -26,7 +26,7 @@ await runCli(async () => {
     const result = await runAdminCommand(process.argv.slice(2), { accounts, clock: systemClock, apiKeyPrefix: config.API_KEY_PREFIX });
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   } catch (err) {
-    if (!(err instanceof UsageError || err instanceof ApiError)) throw err;
+    if (!(err instanceof UsageError || err instanceof StoreUnavailableError || err instanceof AccountNotFoundError)) throw err;
     process.stderr.write(`tickhouse admin: ${err.message}\n`);
     process.exitCode = 1;
   } finally {

@@ -1,15 +1,13 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { HTTPException } from 'hono/http-exception';
 import { dailyLimit, requireAuth } from './auth/middleware.js';
-import { EngineUnavailableError } from './clickhouse/errors.js';
 import { registerDashboard } from './dashboard/serve.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './http/context.js';
-import { ApiError, serviceUnavailable } from './http/errors.js';
+import { ApiError } from './http/errors.js';
 import { accessLog, bearerChallenge, requestId } from './http/middleware.js';
-import { log, setLogLevel } from './log.js';
+import { renderError, renderNotFound } from './http/render-error.js';
+import { setLogLevel } from './log.js';
 import { engineBookReader } from './queries/book-reader.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
@@ -76,28 +74,7 @@ export function createApp(deps: AppDeps) {
     servers: [{ url: deps.config.publicUrl }],
   });
 
-  app.notFound((c) => c.json({ detail: { message: `Not found: ${c.req.method} ${c.req.path}` } }, 404));
-  app.onError((err, c) => renderError(err, c));
+  app.notFound(renderNotFound);
+  app.onError(renderError);
   return app;
-}
-
-/** The one place errors become responses (API.md §6). */
-function renderError(err: Error, c: Context<AppEnv>) {
-  let apiError: ApiError;
-  if (err instanceof ApiError) apiError = err;
-  else if (err instanceof EngineUnavailableError) apiError = serviceUnavailable('ClickHouse');
-  else if (err instanceof HTTPException && err.status === 400) {
-    // Hono's JSON body parser: a body that is not JSON.
-    apiError = new ApiError('invalid_parameter', 'The request body must be a JSON object.', { param: 'body' });
-  } else if (c.req.raw.signal?.aborted) {
-    // The client went away (its engine query was cancelled with it): nobody reads this answer.
-    log.info('client closed request', { request_id: c.get('requestId'), path: c.req.path });
-    return c.body(null, 499 as 400);
-  } else {
-    const requestId = c.get('requestId');
-    log.error('unhandled error', { request_id: requestId, error: err.stack ?? String(err) });
-    apiError = new ApiError('internal_error', 'Internal error; quote request_id when reporting it.', { request_id: requestId });
-  }
-  for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);
-  return c.json(apiError.body(), apiError.status as 400);
 }

@@ -1,11 +1,19 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 
-/** Every setting the service reads, parsed once from the environment (README lists them). */
+/**
+ * Every setting the service and its recorder read, in one schema parsed from the environment (README
+ * lists them). Durations are milliseconds unless the name says otherwise.
+ */
 const flag = (fallback: '0' | '1') => z.enum(['0', '1', 'true', 'false']).default(fallback).transform((v) => v === '1' || v === 'true');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** A flag whose default depends on other settings (unset = undefined, decided in loadConfig). */
 const optionalFlag = z.enum(['0', '1', 'true', 'false']).optional().transform((v) => (v === undefined ? undefined : v === '1' || v === 'true'));
 const optionalUrl = z.string().url().optional();
+const assetList = z
+  .string()
+  .transform((s) => [...new Set(s.split(',').map((a) => a.trim()).filter(Boolean))])
+  .pipe(z.array(z.string().regex(/^\d+$/, 'asset ids are decimal token ids')).min(1, 'give at least one asset id'));
 
 const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -32,15 +40,43 @@ const schema = z.object({
   DEMO_DATA: optionalFlag,
   /** Ticks in the demo dataset loaded on first start. */
   DEMO_TICKS: z.coerce.number().int().min(1000).max(50_000_000).default(300_000),
-  /** Run the live recorder inside the API process (its settings: RECORDER_* in recorder-config.ts). */
+  /** Run the live recorder inside the API process (its settings below; ingest/recorder-config.ts). */
   RECORDER: flag('0'),
   /** Seconds in-flight requests get to finish on SIGTERM. */
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(10),
+
+  // The live recorder (RECORDER=1, or `npm run record`, whose flags override these).
+  POLYMARKET_WS_URL: z.string().regex(/^wss?:\/\//, 'must start with ws:// or wss://').default('wss://ws-subscriptions-clob.polymarket.com/ws/market'),
+  GAMMA_URL: z.string().url().default('https://gamma-api.polymarket.com'),
+  RECORDER_ASSETS: assetList.optional(),
+  RECORDER_ACTIVE: flag('0'),
+  /** `--active`: stop discovery after this many assets (0 = all active markets). */
+  RECORDER_MAX_ASSETS: int(0, 1_000_000).default(0),
+  RECORDER_ARCHIVE_DIR: z.string().min(1).optional(),
+  RECORDER_ASSETS_PER_SOCKET: int(1, 10_000).default(400),
+  RECORDER_PING_INTERVAL_MS: int(10, 600_000).default(10_000),
+  /** A socket that received nothing (not even `PONG`) for this long is presumed dead and replaced. */
+  RECORDER_STALE_AFTER_MS: int(50, 3_600_000).default(35_000),
+  RECORDER_RECONNECT_MIN_MS: int(1, 600_000).default(500),
+  RECORDER_RECONNECT_MAX_MS: int(1, 3_600_000).default(30_000),
+  RECORDER_BATCH_ROWS: int(1, 1_000_000).default(20_000),
+  RECORDER_BATCH_AGE_MS: int(1, 600_000).default(1_000),
+  /** Rows not yet stored at which reading pauses (resumes at half). */
+  RECORDER_MAX_BUFFERED_ROWS: int(1, 50_000_000).default(500_000),
+  RECORDER_RETRY_MIN_MS: int(1, 600_000).default(500),
+  RECORDER_RETRY_MAX_MS: int(1, 3_600_000).default(30_000),
+  /** Gamma refresh for `--active` (0 = only at start). */
+  RECORDER_DISCOVERY_INTERVAL_S: int(0, 86_400).default(300),
+  /** Status line period (0 = none). */
+  RECORDER_STATUS_INTERVAL_S: int(0, 86_400).default(10),
+  /** `npm run record` only: serve /metrics on this port (0 = no metrics server). */
+  RECORDER_METRICS_PORT: int(0, 65_535).default(0),
 });
 
-type Parsed = z.infer<typeof schema>;
-export type Config = Omit<Parsed, 'PAYMENTS' | 'DEMO_DATA'> & {
-  PAYMENTS: NonNullable<Parsed['PAYMENTS']>;
+export type Environment = z.infer<typeof schema>;
+
+export type Config = Omit<Environment, 'PAYMENTS' | 'DEMO_DATA'> & {
+  PAYMENTS: NonNullable<Environment['PAYMENTS']>;
   DEMO_DATA: boolean;
   dataDir: string;
   publicUrl: string;
@@ -48,16 +84,24 @@ export type Config = Omit<Parsed, 'PAYMENTS' | 'DEMO_DATA'> & {
 
 export class ConfigError extends Error {}
 
-/** Parses `env`; a bad value throws a ConfigError whose message is one line naming the variable. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Parses `env` (empty values count as unset); a bad value throws a ConfigError whose message is one
+ * line naming the variable, e.g. `Invalid configuration: PORT="x": …` (`what` replaces "configuration").
+ */
+export function parseEnvironment(env: NodeJS.ProcessEnv, what = 'configuration'): Environment {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = schema.safeParse(cleaned);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const name = String(issue.path[0]);
-    throw new ConfigError(`Invalid configuration: ${name}=${JSON.stringify(env[name] ?? '')}: ${issue.message}`);
+    throw new ConfigError(`Invalid ${what}: ${name}=${JSON.stringify(env[name] ?? '')}: ${issue.message}`);
   }
-  const c = parsed.data;
+  return parsed.data;
+}
+
+/** The service's settings: the environment parsed, with DATA_DIR resolved and the public URL settled. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const c = parseEnvironment(env);
   if (c.PAYMENTS === 'nowpayments' && !c.NOWPAYMENTS_API_KEY) {
     throw new ConfigError('Invalid configuration: NOWPAYMENTS_API_KEY is required when PAYMENTS=nowpayments');
   }

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { runAdminCommand, UsageError } from '../src/accounts/admin-commands.js';
+import { runAdminCommand, UsageError } from '../src/admin/commands.js';
 import { printDemoKeyOnFirstStart } from '../src/demo/demo-key.js';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';

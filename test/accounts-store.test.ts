@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AccountStoreLockedError, openEmbeddedStore } from '../src/accounts/embedded-store.js';
+import { AccountNotFoundError } from '../src/accounts/errors.js';
 import type { AccountStore } from '../src/accounts/store.js';
 import type { Invoice } from '../src/accounts/types.js';
 import { hashApiKey } from '../src/auth/keys.js';
@@ -47,7 +48,7 @@ describeEachStore('AccountStore contract: %s', ({ open }) => {
     const oldHash = hashApiKey('old');
     const a = await create({ keyHash: oldHash, plan: 'daily', plan_expires_at: T0 + 5 });
     expect(await store.findByKeyHash(oldHash)).toEqual(a);
-    await store.incrementDaily(a.id, '2026-06-24');
+    await store.consumeDaily(a.id, '2026-06-24', 100);
     const newHash = hashApiKey('new');
     expect(await store.replaceKey(a.id, newHash, hashApiKey('wrong'))).toBe(false);
     expect(await store.replaceKey(a.id, oldHash, newHash)).toBe(true);
@@ -81,22 +82,18 @@ describeEachStore('AccountStore contract: %s', ({ open }) => {
     const back = await store.setPlan(a.id, 'free', null);
     expect(back).toEqual(a);
     expect(await store.getAccount(a.id)).toEqual(a);
-    await expect(store.setPlan('00000000-0000-4000-8000-000000000000', 'daily', 1)).rejects.toThrow(/No account/);
+    await expect(store.setPlan('00000000-0000-4000-8000-000000000000', 'daily', 1)).rejects.toBeInstanceOf(AccountNotFoundError);
   });
 
   it('counts per account per day', async () => {
     const a = await create();
     const b = await create();
-    expect(await store.incrementDaily(a.id, '2026-06-24')).toBe(1);
-    expect(await store.incrementDaily(a.id, '2026-06-24')).toBe(2);
-    expect(await store.incrementDaily(a.id, '2026-06-25')).toBe(1);
-    expect(await store.incrementDaily(b.id, '2026-06-24')).toBe(1);
-    await store.decrementDaily(a.id, '2026-06-24');
-    expect(await store.getDaily(a.id, '2026-06-24')).toBe(1);
+    expect(await store.consumeDaily(a.id, '2026-06-24', 100)).toEqual({ allowed: true, count: 1 });
+    expect(await store.consumeDaily(a.id, '2026-06-24', 100)).toEqual({ allowed: true, count: 2 });
+    expect(await store.consumeDaily(a.id, '2026-06-25', 100)).toEqual({ allowed: true, count: 1 });
+    expect(await store.consumeDaily(b.id, '2026-06-24', 100)).toEqual({ allowed: true, count: 1 });
+    expect(await store.getDaily(a.id, '2026-06-24')).toBe(2);
     expect(await store.getDaily(a.id, '2026-06-23')).toBe(0);
-    await store.decrementDaily(a.id, '2026-06-23');
-    expect(await store.getDaily(a.id, '2026-06-23')).toBe(0);
-    expect(await store.incrementDaily(a.id, '2026-06-23')).toBe(1);
   });
 
   it('consumeDaily counts up to the limit and never past it, also under concurrency', async () => {

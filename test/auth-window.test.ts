@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expiryAfterPurchase } from '../src/accounts/plan-change.js';
-import { isoUtc } from '../src/accounts/time.js';
-import { effectivePlan } from '../src/auth/effective-plan.js';
+import { isoUtc } from '../src/time.js';
+import { effectivePlan } from '../src/accounts/effective-plan.js';
 import { earliestAllowed } from '../src/auth/history-window.js';
 import { ManualClock } from '../src/clock.js';
 import { startAccountApp, type AccountApp } from './support/account-app.js';

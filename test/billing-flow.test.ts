@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isoUtc } from '../src/accounts/time.js';
+import { isoUtc } from '../src/time.js';
 import { ManualClock } from '../src/clock.js';
 import { describeEachStore } from './support/account-stores.js';
 import { startBillingApp, ipnBody, type BillingApp } from './support/billing-app.js';

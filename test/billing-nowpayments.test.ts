@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NowPaymentsProvider } from '../src/billing/nowpayments.js';
-import { PaymentProviderError } from '../src/billing/provider.js';
+import { PaymentProviderError } from '../src/billing/errors.js';
 import { startNowPaymentsServer, type NowPaymentsServer } from './support/nowpayments-server.js';
 
 let server: NowPaymentsServer;

@@ -65,6 +65,17 @@ describe(`engine (${TEST_BACKEND})`, () => {
     ]);
   });
 
+  it('runs every statement with SESSION_SETTINGS: 64-bit integers as JSON numbers, `/` as is', async () => {
+    const sql = "SELECT toUInt64(9007199254740991) AS n, toInt64(-5) AS m, 'Yes/No' AS s";
+    expect(await t.engine.rows(sql)).toEqual([{ n: 9007199254740991, m: -5, s: 'Yes/No' }]);
+    expect(await t.engine.compactRows(sql)).toEqual([[9007199254740991, -5, 'Yes/No']]);
+    const settings = "SELECT toUInt8(getSetting('output_format_json_quote_64bit_integers')) AS q, toUInt8(getSetting('output_format_json_escape_forward_slashes')) AS e";
+    expect(await Promise.all(Array.from({ length: 8 }, () => t.engine.rows(settings)))).toEqual(Array.from({ length: 8 }, () => [{ q: 0, e: 0 }]));
+    const chunks: Buffer[] = [];
+    for await (const chunk of t.engine.stream(sql, 'JSONEachRow', { params: { unused: 1 } })) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).toString()).toBe('{"n":9007199254740991,"m":-5,"s":"Yes/No"}\n');
+  });
+
   it('records each migration once', async () => {
     expect(await runMigrations(t.engine)).toEqual([]);
     const rows = await t.engine.rows<{ name: string }>('SELECT name FROM schema_migrations ORDER BY version');

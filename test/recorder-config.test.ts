@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGunzip, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { FrameArchive } from '../src/ingest/archive.js';
 import { loadRecorderOptions } from '../src/ingest/recorder-config.js';
 import { splitLines } from '../src/clickhouse/lines.js';
@@ -41,6 +41,15 @@ describe('recorder options', () => {
     expect(error({}, ['--assets', '0xabc'])).toMatch(/^Invalid recorder configuration: RECORDER_ASSETS="0xabc": asset ids are decimal token ids/);
     expect(error({ RECORDER_ACTIVE: '1' }, ['--frobnicate', '1'])).toBe('unknown argument --frobnicate');
     expect(error({ RECORDER_ACTIVE: '1' }, ['--ping-interval-ms', '40000'])).toBe('Invalid recorder configuration: RECORDER_STALE_AFTER_MS must be longer than RECORDER_PING_INTERVAL_MS');
+  });
+});
+
+describe('one schema for the whole environment', () => {
+  it('the service and the recorder parse the same variables: a bad recorder value stops the service too', () => {
+    expect(loadConfig({ RECORDER_BATCH_ROWS: '250' }).RECORDER_BATCH_ROWS).toBe(250);
+    expect(loadRecorderOptions({ RECORDER_ACTIVE: '1', RECORDER_BATCH_ROWS: '250' }).batchRows).toBe(250);
+    expect(() => loadConfig({ RECORDER_BATCH_ROWS: '0' })).toThrow(new ConfigError('Invalid configuration: RECORDER_BATCH_ROWS="0": Too small: expected number to be >=1'));
+    expect(() => loadRecorderOptions({ RECORDER_ACTIVE: '1', PORT: 'x' })).toThrow(/^Invalid recorder configuration: PORT="x": /);
   });
 });
 

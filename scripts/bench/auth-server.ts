@@ -39,7 +39,7 @@ app.use('/v1/orderbook/*', requireAuth(deps), dailyLimit(deps));
 const trivial = (c: { json: (body: unknown) => Response }) => c.json({ success: true, data: { ok: true } });
 app.get('/v1/orderbook/bench', trivial);
 app.get('/open/bench', trivial);
-app.onError((err, c) => (err instanceof ApiError ? c.json(err.body(), err.status as 400) : c.json({ error: String(err) }, 500)));
+app.onError((err, c) => (err instanceof ApiError ? c.json(err.body(), err.status) : c.json({ error: String(err) }, 500)));
 
 const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
   process.stdout.write(JSON.stringify({ port: info.port, key, store: accounts.kind }) + '\n');

@@ -1,5 +1,5 @@
-import { effectivePlan } from '../auth/effective-plan.js';
-import { isoUtc } from './time.js';
+import { effectivePlan } from './effective-plan.js';
+import { isoUtc } from '../time.js';
 import type { Account } from './types.js';
 
 /** The account as GET /v1/me shows it (API.md §4), members in contract order. */

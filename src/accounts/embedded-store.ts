@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { serviceUnavailable } from '../http/errors.js';
 import { log } from '../log.js';
 import type { PlanName } from '../plans.js';
+import { AccountNotFoundError, StoreUnavailableError } from './errors.js';
 import type { AccountStore, PaidInvoice, PaidInvoiceOutcome } from './store.js';
 import type { Account, Invoice } from './types.js';
 
@@ -201,14 +201,6 @@ class EmbeddedAccountStore implements AccountStore {
     });
   }
 
-  async incrementDaily(accountId: string, day: string) {
-    return this.bump(this.counters, `${accountId}|${day}`, 1);
-  }
-
-  async decrementDaily(accountId: string, day: string) {
-    this.bump(this.counters, `${accountId}|${day}`, -1);
-  }
-
   async getDaily(accountId: string, day: string) {
     return this.counters.get(`${accountId}|${day}`) ?? 0;
   }
@@ -216,11 +208,11 @@ class EmbeddedAccountStore implements AccountStore {
   async consumeDaily(accountId: string, day: string, limit: number) {
     const count = this.counters.get(`${accountId}|${day}`) ?? 0;
     if (count >= limit) return { allowed: false, count };
-    return { allowed: true, count: this.bump(this.counters, `${accountId}|${day}`, 1) };
+    return { allowed: true, count: this.increment(this.counters, `${accountId}|${day}`) };
   }
 
   async incrementRegistrations(ip: string, hour: string) {
-    return this.bump(this.registrations, `${ip}|${hour}`, 1);
+    return this.increment(this.registrations, `${ip}|${hour}`);
   }
 
   async createInvoice(invoice: Invoice) {
@@ -274,8 +266,8 @@ class EmbeddedAccountStore implements AccountStore {
   }
 
   /** Counter changes: in memory now, on disk within COUNTER_FLUSH_MS. */
-  private bump(map: Map<string, number>, key: string, by: number) {
-    const value = Math.max(0, (map.get(key) ?? 0) + by);
+  private increment(map: Map<string, number>, key: string) {
+    const value = (map.get(key) ?? 0) + 1;
     map.set(key, value);
     this.flushTimer ??= setTimeout(() => {
       this.flush().catch((err) => log.error('account store flush failed', { error: (err as Error).message }));
@@ -297,7 +289,7 @@ class EmbeddedAccountStore implements AccountStore {
       await writeAtomically(this.file, JSON.stringify(this.snapshot(durable)));
     } catch (err) {
       log.error('account store write failed', { file: this.file, error: (err as Error).message });
-      throw serviceUnavailable('The account store');
+      throw new StoreUnavailableError({ cause: err });
     }
   }
 
@@ -315,7 +307,7 @@ class EmbeddedAccountStore implements AccountStore {
 
 function mustGet(durable: Durable, accountId: string) {
   const stored = durable.accounts.get(accountId);
-  if (!stored) throw new Error(`No account ${accountId}`);
+  if (!stored) throw new AccountNotFoundError(accountId);
   return stored;
 }
 

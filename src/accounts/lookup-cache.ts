@@ -67,8 +67,6 @@ class CachedAccountStore implements AccountStore {
   createAccount = (input: Parameters<AccountStore['createAccount']>[0]) => this.store.createAccount(input);
   getAccount = (id: string) => this.store.getAccount(id);
   countAccounts = () => this.store.countAccounts();
-  incrementDaily = (accountId: string, day: string) => this.store.incrementDaily(accountId, day);
-  decrementDaily = (accountId: string, day: string) => this.store.decrementDaily(accountId, day);
   getDaily = (accountId: string, day: string) => this.store.getDaily(accountId, day);
   consumeDaily = (accountId: string, day: string, limit: number) => this.store.consumeDaily(accountId, day, limit);
   incrementRegistrations = (ip: string, hour: string) => this.store.incrementRegistrations(ip, hour);

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { serviceUnavailable } from '../http/errors.js';
 import { log } from '../log.js';
 import type { PlanName } from '../plans.js';
+import { AccountNotFoundError, StoreUnavailableError } from './errors.js';
 import type { AccountStore, PaidInvoice, PaidInvoiceOutcome } from './store.js';
 import type { Account, Invoice } from './types.js';
 
@@ -29,10 +29,6 @@ if n >= tonumber(ARGV[1]) then return {0, n} end
 n = redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return {1, n}`;
-
-const DECREMENT_TO_ZERO = `
-if (tonumber(redis.call('GET', KEYS[1]) or '0')) > 0 then redis.call('DECR', KEYS[1]) end
-return 0`;
 
 /** HSET the pairs and HDEL the names after them, only if the hash exists; returns the hash or nil. */
 const PATCH_IF_EXISTS = `
@@ -70,7 +66,6 @@ return 'applied'`;
 
 type Scripted = Redis & {
   consumeDaily(key: string, limit: number, ttl: number): Promise<[number, number]>;
-  decrementToZero(key: string): Promise<number>;
   patchIfExists(key: string, ...args: (string | number)[]): Promise<string[] | null>;
   replaceKey(account: string, oldApiKey: string, newApiKey: string, expectedHash: string, newHash: string, accountId: string): Promise<number>;
   applyPaidInvoice(account: string, invoice: string, claimed: string, ...args: (string | number)[]): Promise<'applied' | 'already_applied' | 'no_account' | 'changed'>;
@@ -96,7 +91,6 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
     retryStrategy: (attempt) => Math.min(attempt * 100, 1_000),
   }) as Scripted;
   redis.defineCommand('consumeDaily', { numberOfKeys: 1, lua: CONSUME_DAILY });
-  redis.defineCommand('decrementToZero', { numberOfKeys: 1, lua: DECREMENT_TO_ZERO });
   redis.defineCommand('patchIfExists', { numberOfKeys: 1, lua: PATCH_IF_EXISTS });
   redis.defineCommand('replaceKey', { numberOfKeys: 3, lua: REPLACE_KEY });
   redis.defineCommand('applyPaidInvoice', { numberOfKeys: 3, lua: APPLY_PAID_INVOICE });
@@ -125,13 +119,13 @@ class RedisAccountStore implements AccountStore {
   readonly kind = 'redis' as const;
   constructor(private readonly redis: Scripted) {}
 
-  /** Every driver failure becomes the 503 of API.md §6. */
+  /** Every driver failure becomes a StoreUnavailableError (the 503 of API.md §6). */
   private async call<T>(op: () => Promise<T>): Promise<T> {
     try {
       return await op();
     } catch (err) {
       log.debug('account store call failed', { error: (err as Error).message });
-      throw serviceUnavailable('The account store');
+      throw new StoreUnavailableError({ cause: err });
     }
   }
 
@@ -182,17 +176,8 @@ class RedisAccountStore implements AccountStore {
   async setPlan(accountId: string, plan: PlanName, planExpiresAt: number | null) {
     const args = planExpiresAt === null ? [1, 'plan', plan, 'plan_expires_at'] : [2, 'plan', plan, 'plan_expires_at', planExpiresAt];
     const flat = await this.call(() => this.redis.patchIfExists(acctKey(accountId), ...args));
-    if (!flat) throw new Error(`No account ${accountId}`);
+    if (!flat) throw new AccountNotFoundError(accountId);
     return parseAccount(pairsToObject(flat));
-  }
-
-  async incrementDaily(accountId: string, day: string) {
-    const result = await this.call(() => this.redis.multi().incr(dayKey(accountId, day)).expire(dayKey(accountId, day), 2 * DAY_SECONDS).exec());
-    return Number(result![0][1]);
-  }
-
-  async decrementDaily(accountId: string, day: string) {
-    await this.call(() => this.redis.decrementToZero(dayKey(accountId, day)));
   }
 
   async getDaily(accountId: string, day: string) {

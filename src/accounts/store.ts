@@ -4,7 +4,8 @@ import type { Account, Invoice } from './types.js';
 /**
  * Accounts, key hashes, per-UTC-day counters and invoices. Two implementations with identical
  * behaviour: Redis (REDIS_URL) and the embedded store persisted under DATA_DIR. A store that cannot
- * reach its backend throws ApiError 'service_unavailable' (never a raw driver error).
+ * reach its backend throws StoreUnavailableError, a change to an unknown account AccountNotFoundError
+ * (accounts/errors.ts; never a raw driver error).
  */
 export interface AccountStore {
   readonly kind: 'redis' | 'embedded';
@@ -24,14 +25,12 @@ export interface AccountStore {
   replaceKey(accountId: string, expectedKeyHash: string, newKeyHash: string): Promise<boolean>;
   setPlan(accountId: string, plan: PlanName, planExpiresAt: number | null): Promise<Account>;
 
-  /** Increments and returns the account's counter for `day` (YYYY-MM-DD, UTC), expiring after it. */
-  incrementDaily(accountId: string, day: string): Promise<number>;
-  /** Undoes one increment (a request refused with 429 does not count). */
-  decrementDaily(accountId: string, day: string): Promise<void>;
+  /** The account's request counter for `day` (YYYY-MM-DD, UTC). */
   getDaily(accountId: string, day: string): Promise<number>;
   /**
    * The daily-limit check in one atomic step: increments the counter for `day` only while it is
-   * below `limit`. `count` is the counter afterwards (unchanged when `allowed` is false).
+   * below `limit` (a request refused with 429 does not count). `count` is the counter afterwards
+   * (unchanged when `allowed` is false). The counter expires after its day.
    */
   consumeDaily(accountId: string, day: string, limit: number): Promise<{ allowed: boolean; count: number }>;
   /** Registration flood guard: increments and returns the count for `ip` in window `hour`. */

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
-import { isoUtc, utcMidnight, DAY } from '../accounts/time.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
+import { DAY, isoUtc, utcMidnight } from '../time.js';
 
 /**
  * The plan's history window (API.md §2), for data routes. After `requireAuth`, a route:

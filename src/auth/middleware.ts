@@ -1,9 +1,9 @@
 import type { MiddlewareHandler } from 'hono';
-import { nextUtcMidnight, utcDay } from '../accounts/time.js';
+import { effectivePlan } from '../accounts/effective-plan.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
-import { effectivePlan } from './effective-plan.js';
+import { nextUtcMidnight, utcDay } from '../time.js';
 import { earliestAllowed } from './history-window.js';
 import { hashApiKey, looksLikeApiKey } from './keys.js';
 

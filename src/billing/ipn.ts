@@ -1,8 +1,9 @@
 import { expiryAfterPurchase } from '../accounts/plan-change.js';
+import type { AccountStore } from '../accounts/store.js';
 import type { Invoice, InvoiceStatus } from '../accounts/types.js';
-import type { AppDeps } from '../deps.js';
-import { ApiError, invalidParameter, notFound } from '../http/errors.js';
+import type { Clock } from '../clock.js';
 import { log } from '../log.js';
+import { InvoiceNotFoundError, IpnPayloadError, IpnSignatureError } from './errors.js';
 import { verifyIpnSignature } from './signature.js';
 
 /** IPN handling (BILLING.md "IPN callback"): verify, match, record the status, upgrade once on `finished`. */
@@ -20,21 +21,26 @@ export interface IpnOutcome {
   upgraded: boolean;
 }
 
+interface IpnDeps {
+  accounts: AccountStore;
+  clock: Clock;
+}
+
 export async function handleIpn(
-  deps: Pick<AppDeps, 'accounts' | 'clock'>,
+  deps: IpnDeps,
   secret: string,
   rawBody: string,
   signature: string | undefined,
 ): Promise<IpnOutcome> {
-  if (!signature) throw new ApiError('invalid_signature', 'The x-nowpayments-sig header is required.');
+  if (!signature) throw new IpnSignatureError('The x-nowpayments-sig header is required.');
   const body = parseObject(rawBody);
   if (!verifyIpnSignature(body, signature, secret)) {
-    throw new ApiError('invalid_signature', 'The x-nowpayments-sig signature does not match the body.');
+    throw new IpnSignatureError('The x-nowpayments-sig signature does not match the body.');
   }
 
   const status = body.payment_status;
   if (typeof status !== 'string' || !IPN_STATUSES.includes(status as InvoiceStatus)) {
-    throw invalidParameter('payment_status', `payment_status must be one of ${IPN_STATUSES.join(', ')}`);
+    throw new IpnPayloadError('payment_status', `payment_status must be one of ${IPN_STATUSES.join(', ')}`);
   }
   const invoice = await findInvoice(deps, body);
   return record(deps, invoice, status as InvoiceStatus, body);
@@ -45,26 +51,26 @@ function parseObject(rawBody: string): Record<string, unknown> {
   try {
     body = JSON.parse(rawBody);
   } catch {
-    throw invalidParameter('body', 'The IPN body must be a JSON object.');
+    throw new IpnPayloadError('body', 'The IPN body must be a JSON object.');
   }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParameter('body', 'The IPN body must be a JSON object.');
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new IpnPayloadError('body', 'The IPN body must be a JSON object.');
   return body as Record<string, unknown>;
 }
 
 /** Their `invoice_id` must be the id we returned and their `order_id` the reference we sent. */
-async function findInvoice(deps: Pick<AppDeps, 'accounts'>, body: Record<string, unknown>): Promise<Invoice> {
+async function findInvoice(deps: Pick<IpnDeps, 'accounts'>, body: Record<string, unknown>): Promise<Invoice> {
   const invoiceId = idText(body.invoice_id);
   const orderId = idText(body.order_id);
   const invoice = invoiceId === null ? null : await deps.accounts.getInvoice(invoiceId);
   if (!invoice || invoice.order_id !== orderId) {
-    throw notFound(`No invoice matches invoice_id ${JSON.stringify(body.invoice_id ?? null)} and order_id ${JSON.stringify(body.order_id ?? null)}.`);
+    throw new InvoiceNotFoundError(`No invoice matches invoice_id ${JSON.stringify(body.invoice_id ?? null)} and order_id ${JSON.stringify(body.order_id ?? null)}.`);
   }
   return invoice;
 }
 
 const idText = (value: unknown) => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : null);
 
-async function record(deps: Pick<AppDeps, 'accounts' | 'clock'>, invoice: Invoice, reported: InvoiceStatus, body: Record<string, unknown>): Promise<IpnOutcome> {
+async function record(deps: IpnDeps, invoice: Invoice, reported: InvoiceStatus, body: Record<string, unknown>): Promise<IpnOutcome> {
   const now = deps.clock.now();
   // A `finished` for another amount or currency is not this invoice's payment: recorded as what it is.
   const status = reported === 'finished' && !paysInFull(invoice, body) ? 'finished_mismatch' : reported;

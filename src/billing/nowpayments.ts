@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { log } from '../log.js';
 import { PLANS } from '../plans.js';
-import { type CreatedInvoice, type InvoiceRequest, type PaymentProvider, PaymentProviderError } from './provider.js';
+import { PaymentProviderError } from './errors.js';
+import type { CreatedInvoice, InvoiceRequest, PaymentProvider } from './provider.js';
 
 export interface NowPaymentsOptions {
   apiKey: string;

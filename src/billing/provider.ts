@@ -22,6 +22,3 @@ export interface PaymentProvider {
   /** Throws PaymentProviderError when the processor fails, times out or answers nonsense. */
   createInvoice(request: InvoiceRequest): Promise<CreatedInvoice>;
 }
-
-/** The processor could not create an invoice; the caller gets 502 and nothing is recorded. */
-export class PaymentProviderError extends Error {}

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Session } from 'chdb';
-import type { Engine, QueryOptions, QueryParams, Settings } from './engine.js';
+import { SESSION_SETTINGS, type Engine, type QueryOptions, type QueryParams, type Settings } from './engine.js';
 import { DataDirLockedError } from './errors.js';
 
 /**
@@ -12,6 +12,7 @@ import { DataDirLockedError } from './errors.js';
  * time, several sessions on one directory run in parallel, and a query on a session that has an open
  * stream kills that stream. So: a fixed pool of sessions for short statements, handed out one
  * statement at a time, and a fresh session (0.2 ms to open) for the whole life of every stream.
+ * Every session gets SESSION_SETTINGS when it opens (a `SET` lasts for the session).
  *
  * Parameters: chdb's own binding (queryBindAsync) runs every parameterized query of the process
  * through one global queue (a libchdb race, see node_modules/chdb/index.js), so one slow query
@@ -42,7 +43,11 @@ export class EmbeddedEngine implements Engine {
     if (holder !== null && holder !== process.pid && isAlive(holder)) throw new DataDirLockedError(dir, holder);
     const sessions: Session[] = [];
     try {
-      for (let i = 0; i < poolSize; i++) sessions.push(new Session(dir));
+      for (let i = 0; i < poolSize; i++) {
+        const session = new Session(dir);
+        session.query(setStatement(SESSION_SETTINGS, undefined), 'TSV');
+        sessions.push(session);
+      }
     } catch (err) {
       sessions.forEach((s) => s.close());
       if (/Cannot lock file|already running/i.test(String((err as Error).message))) {
@@ -82,73 +87,85 @@ export class EmbeddedEngine implements Engine {
   }
 
   stream(sql: string, format: string, options: QueryOptions = {}): Readable {
-    if (this.closed) throw new Error('engine is closed');
     if (WHOLE_FILE_FORMATS.has(format)) return this.streamViaFile(sql, format, options);
-    const session = new Session(this.dir);
-    this.streams.add(session);
-    let source: ReturnType<Session['queryStream']> | undefined;
-    const release = () => {
-      source?.cancel();
-      session.close();
-      this.streams.delete(session);
-    };
-    async function* chunks() {
-      try {
-        // A stream cannot be a multi-statement: its session gets the parameters first.
-        const set = setParams(options.params);
-        if (set) await session.queryAsync(set, { format: 'TSV' });
-        source = session.queryStream(sql, { format, signal: options.signal });
-        for await (const chunk of source) yield Buffer.from(chunk.raw());
-      } finally {
-        release();
-      }
-    }
-    // Readable.from pulls the next chunk only when the consumer wants more: back-pressure reaches
-    // the engine, and destroying the stream runs the finally above, which cancels the query.
-    const out = Readable.from(chunks(), { objectMode: false, highWaterMark: 1 });
-    out.once('close', release);
-    return out;
+    return this.streamOnOwnSession(options.params, async function* (session, onRelease) {
+      const source = session.queryStream(sql, { format, signal: options.signal });
+      onRelease(() => source.cancel());
+      for await (const chunk of source) yield Buffer.from(chunk.raw());
+    });
   }
 
   /**
    * chDB writes every streamed chunk of a file format (Parquet) as a complete file of its own, so
    * the concatenation is not one valid file. Such results go to a temporary file first
    * (`INTO OUTFILE`: the engine writes it block by block, memory stays flat) and are streamed from
-   * there. Aborting kills the query by a marker in its text; a session of its own, like any stream.
-   * The files are spooled under DATA_DIR/exports (the disk meant for data, not a small /tmp) and
-   * whatever a killed process left there is removed at the next open.
+   * there. Aborting kills the query by a marker in its text. The files are spooled under
+   * DATA_DIR/exports (the disk meant for data, not a small /tmp) and whatever a killed process left
+   * there is removed at the next open.
    */
   private streamViaFile(sql: string, format: string, options: QueryOptions): Readable {
-    const engine = this;
     const marker = `export-${randomUUID()}`;
-    const session = new Session(this.dir);
-    this.streams.add(session);
-    let dir: string | undefined;
+    const spool = join(this.dir, EXPORT_SPOOL);
     const kill = () => {
       this.command(`KILL QUERY WHERE query LIKE {m:String} ASYNC`, { params: { m: `%${marker}%` } }).catch(() => {});
     };
-    options.signal?.addEventListener('abort', kill, { once: true });
-    async function* chunks() {
+    return this.streamOnOwnSession(options.params, async function* (session, onRelease) {
+      let complete = false;
+      // Destroyed before the file was complete: the query must not run on for nothing.
+      onRelease(() => {
+        if (!complete) kill();
+      });
+      options.signal?.addEventListener('abort', kill, { once: true });
+      let dir: string | undefined;
       try {
-        dir = await mkdtemp(join(engine.dir, EXPORT_SPOOL, 'export-'));
+        dir = await mkdtemp(join(spool, 'export-'));
         const file = join(dir, `result.${format.toLowerCase()}`);
-        const set = setParams(options.params);
         // The file name is ours (mkdtemp), never user input; the query's own values stay parameters.
-        const query = `/* ${marker} */ ${sql}\nINTO OUTFILE ${sqlString(file)} TRUNCATE FORMAT ${format}`;
-        await session.queryAsync(set ? `${set};\n${query}` : query, { format: 'TSV' });
+        await session.queryAsync(`/* ${marker} */ ${sql}\nINTO OUTFILE ${sqlString(file)} TRUNCATE FORMAT ${format}`, { format: 'TSV' });
         for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) yield chunk as Buffer;
+        complete = true;
       } finally {
         options.signal?.removeEventListener('abort', kill);
-        session.close();
-        engine.streams.delete(session);
         if (dir) await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
+
+  /**
+   * The life of one stream's session, written once. The session is the stream's alone (a query on a
+   * session with an open stream kills that stream); it gets the engine's settings and the statement's
+   * parameters first (a stream cannot be a multi-statement), is tracked so close() ends it, and is
+   * closed when the stream ends, fails or is destroyed, whichever comes first, after the `onRelease`
+   * steps `produce` registered (cancel the query, kill it). Readable.from pulls the next chunk only
+   * when the consumer wants more, so back-pressure reaches the engine.
+   */
+  private streamOnOwnSession(
+    params: QueryParams | undefined,
+    produce: (session: Session, onRelease: (step: () => void) => void) => AsyncGenerator<Buffer>,
+  ): Readable {
+    if (this.closed) throw new Error('engine is closed');
+    const session = new Session(this.dir);
+    this.streams.add(session);
+    const steps: (() => void)[] = [];
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      for (const step of steps) step();
+      session.close();
+      this.streams.delete(session);
+    };
+    async function* chunks() {
+      try {
+        await session.queryAsync(setStatement(SESSION_SETTINGS, params), { format: 'TSV' });
+        yield* produce(session, (step) => steps.push(step));
+      } finally {
+        release();
       }
     }
     const out = Readable.from(chunks(), { objectMode: false, highWaterMark: 1 });
-    // Destroyed before the file was complete: the query must not run on for nothing.
-    out.once('close', () => {
-      if (!out.readableEnded) kill();
-    });
+    // Destroyed while the generator waits on the engine: its finally would run only after that wait.
+    out.once('close', release);
     return out;
   }
 
@@ -188,18 +205,18 @@ const EXPORT_SPOOL = 'exports';
 /** Output formats whose bytes only make sense as one whole file (see streamViaFile). */
 const WHOLE_FILE_FORMATS = new Set(['Parquet', 'ORC', 'Arrow', 'Avro']);
 
-/** `SET param_a = '…', param_b = '…'` for the session, or '' without parameters. */
-export function setParams(params: QueryParams | undefined): string {
-  const entries = Object.entries(params ?? {});
-  if (!entries.length) return '';
-  return 'SET ' + entries.map(([name, value]) => {
+/** `SET name = value, …, param_a = '…', …` for the session, or '' when there is nothing to set. */
+function setStatement(settings: Settings, params: QueryParams | undefined): string {
+  const assignments = Object.entries(settings).map(([name, value]) => `${name} = ${typeof value === 'string' ? sqlString(value) : Number(value)}`);
+  for (const [name, value] of Object.entries(params ?? {})) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid parameter name ${JSON.stringify(name)}`);
-    return `param_${name} = ${sqlString(paramText(value))}`;
-  }).join(', ');
+    assignments.push(`param_${name} = ${sqlString(paramText(value))}`);
+  }
+  return assignments.length ? `SET ${assignments.join(', ')}` : '';
 }
 
 function withParams(sql: string, params: QueryParams | undefined): string {
-  const set = setParams(params);
+  const set = setStatement({}, params);
   return set ? `${set};\n${sql}` : sql;
 }
 

@@ -2,8 +2,22 @@ import type { Readable } from 'node:stream';
 
 /** Values bound server-side to `{name:Type}` placeholders; never spliced into SQL text. */
 export type QueryParams = Record<string, unknown>;
-/** ClickHouse settings applied to one insert. SELECTs carry theirs in a SETTINGS clause of the SQL. */
+/**
+ * ClickHouse settings applied to one insert. SELECTs carry their own in a SETTINGS clause of the SQL;
+ * what every statement needs is in SESSION_SETTINGS.
+ */
 export type Settings = Record<string, string | number | boolean>;
+
+/**
+ * Settings every statement of the service runs with, set once per session (embedded) or per client
+ * (server) instead of in each query: JSON output as JavaScript reads it, 64-bit integers (ms, seq,
+ * counts) as numbers rather than the quoted strings a server prints by default, and `/` in text (outcome
+ * labels, questions) as is, as JSON.stringify writes it.
+ */
+export const SESSION_SETTINGS = {
+  output_format_json_quote_64bit_integers: 0,
+  output_format_json_escape_forward_slashes: 0,
+} as const satisfies Settings;
 
 export interface QueryOptions {
   params?: QueryParams;

@@ -1,6 +1,6 @@
 import { Readable, Transform } from 'node:stream';
 import { createClient, drainStream, extractErrorAtTheEndOfChunk, type ClickHouseClient } from '@clickhouse/client';
-import type { Engine, QueryOptions, Settings } from './engine.js';
+import { SESSION_SETTINGS, type Engine, type QueryOptions, type Settings } from './engine.js';
 import { EngineUnavailableError, isConnectionError } from './errors.js';
 
 export interface ServerOptions {
@@ -35,7 +35,8 @@ export class ServerEngine implements Engine {
       max_open_connections: 32,
       request_timeout: 300_000,
       // Times are exchanged as integers of ms or as DateTime64 text in UTC, never in the server's zone.
-      clickhouse_settings: { session_timezone: 'UTC' },
+      // The client sends these with every request; a request's own settings are added to them.
+      clickhouse_settings: { session_timezone: 'UTC', ...SESSION_SETTINGS },
     });
   }
 

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { Env, Hono } from 'hono';
+import { acceptedEncodings } from '../http/accept-encoding.js';
 import { PLANS } from '../plans.js';
 
 /**
@@ -88,15 +89,6 @@ function load(spec: AssetSpec): Promise<Loaded> {
   return entry;
 }
 
-/** True when `Accept-Encoding` lists gzip (or `*`) with a non-zero quality. */
-function acceptsGzip(header: string | undefined): boolean {
-  return (header ?? '').split(',').some((item) => {
-    const [coding, ...params] = item.trim().toLowerCase().split(';');
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    return (coding === 'gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
-  });
-}
-
 async function respond(spec: AssetSpec, req: { header(name: string): string | undefined }, extra: Record<string, string> = {}) {
   let file: Loaded;
   try {
@@ -116,7 +108,8 @@ async function respond(spec: AssetSpec, req: { header(name: string): string | un
   if (match && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === file.etag)) {
     return new Response(null, { status: 304, headers });
   }
-  const gzip = acceptsGzip(req.header('accept-encoding'));
+  const accepted = acceptedEncodings(req.header('accept-encoding'));
+  const gzip = accepted.has('gzip') || accepted.has('*');
   if (gzip) headers['Content-Encoding'] = 'gzip';
   const body = gzip ? file.gzip : file.body;
   headers['Content-Length'] = String(body.length);

@@ -1,5 +1,5 @@
+import type { EffectivePlan } from '../accounts/effective-plan.js';
 import type { Account } from '../accounts/types.js';
-import type { PlanName } from '../plans.js';
 
 /** What middleware puts on the Hono context for the handlers after it. */
 export interface AppVariables {
@@ -12,14 +12,6 @@ export interface AppVariables {
   effective: EffectivePlan;
   /** Set by the auth middleware: the first instant (Unix ms) the effective plan may read (API.md §2). */
   earliestAllowed: number;
-}
-
-export interface EffectivePlan {
-  /** The account's plan name (kept after expiry, API.md §2). */
-  plan: PlanName;
-  active: boolean;
-  data_access_days: number;
-  rate_limit_daily: number;
 }
 
 export type AppEnv = { Variables: AppVariables };

@@ -1,6 +1,6 @@
 /**
- * The closed list of API error codes (API.md §6) and the one exception type routes throw.
- * app.ts renders every ApiError (and every unexpected error) in one place.
+ * The closed list of API error codes (API.md §6) and the one exception type routes and middleware
+ * throw. render-error.ts renders every ApiError (and maps every domain error) in one place.
  */
 export const ERROR_STATUS = {
   invalid_parameter: 400,
@@ -18,9 +18,10 @@ export const ERROR_STATUS = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorStatus = (typeof ERROR_STATUS)[ErrorCode];
 
 export class ApiError extends Error {
-  readonly status: number;
+  readonly status: ErrorStatus;
   constructor(
     readonly code: ErrorCode,
     message: string,

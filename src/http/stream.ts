@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Readable, Transform, pipeline } from 'node:stream';
 import { constants as zlibConstants, createGzip } from 'node:zlib';
+import { acceptedEncodings } from './accept-encoding.js';
 
 /**
  * Turns an engine byte stream into an HTTP response body. The engine's bytes go to the socket as they
@@ -77,14 +78,7 @@ const ZSTD_LEVEL = 3;
 
 /** The client's preference among what we can produce; zstd first when both are accepted (cheaper). */
 export function chooseEncoding(acceptEncoding: string | undefined): ContentEncoding {
-  if (!acceptEncoding) return 'identity';
-  const accepted = new Set<string>();
-  for (const part of acceptEncoding.split(',')) {
-    const [name, ...params] = part.trim().toLowerCase().split(';');
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    if (q && Number(q.slice(2)) === 0) continue;
-    accepted.add(name.trim());
-  }
+  const accepted = acceptedEncodings(acceptEncoding);
   if (accepted.has('zstd') && zstdEncoder()) return 'zstd';
   if (accepted.has('gzip') || accepted.has('x-gzip')) return 'gzip';
   return 'identity';

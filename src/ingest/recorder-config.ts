@@ -1,47 +1,10 @@
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
-import { ConfigError } from '../config.js';
+import { ConfigError, parseEnvironment } from '../config.js';
 
 /**
- * The recorder's settings: environment variables (for `RECORDER=1` inside the API process and for
- * the compose service) overridden by `npm run record` flags. Durations are milliseconds unless the
- * name says otherwise.
+ * The recorder's settings: the environment variables of config.ts (for `RECORDER=1` inside the API
+ * process and for the compose service) overridden by `npm run record` flags.
  */
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
-const assetList = z
-  .string()
-  .transform((s) => [...new Set(s.split(',').map((a) => a.trim()).filter(Boolean))])
-  .pipe(z.array(z.string().regex(/^\d+$/, 'asset ids are decimal token ids')).min(1, 'give at least one asset id'));
-
-const schema = z.object({
-  POLYMARKET_WS_URL: z.string().regex(/^wss?:\/\//, 'must start with ws:// or wss://').default('wss://ws-subscriptions-clob.polymarket.com/ws/market'),
-  GAMMA_URL: z.string().url().default('https://gamma-api.polymarket.com'),
-  RECORDER_ASSETS: assetList.optional(),
-  RECORDER_ACTIVE: flag.default(false),
-  /** `--active`: stop discovery after this many assets (0 = all active markets). */
-  RECORDER_MAX_ASSETS: int(0, 1_000_000).default(0),
-  RECORDER_ARCHIVE_DIR: z.string().min(1).optional(),
-  RECORDER_ASSETS_PER_SOCKET: int(1, 10_000).default(400),
-  RECORDER_PING_INTERVAL_MS: int(10, 600_000).default(10_000),
-  /** A socket that received nothing (not even `PONG`) for this long is presumed dead and replaced. */
-  RECORDER_STALE_AFTER_MS: int(50, 3_600_000).default(35_000),
-  RECORDER_RECONNECT_MIN_MS: int(1, 600_000).default(500),
-  RECORDER_RECONNECT_MAX_MS: int(1, 3_600_000).default(30_000),
-  RECORDER_BATCH_ROWS: int(1, 1_000_000).default(20_000),
-  RECORDER_BATCH_AGE_MS: int(1, 600_000).default(1_000),
-  /** Rows not yet stored at which reading pauses (resumes at half). */
-  RECORDER_MAX_BUFFERED_ROWS: int(1, 50_000_000).default(500_000),
-  RECORDER_RETRY_MIN_MS: int(1, 600_000).default(500),
-  RECORDER_RETRY_MAX_MS: int(1, 3_600_000).default(30_000),
-  /** Gamma refresh for `--active` (0 = only at start). */
-  RECORDER_DISCOVERY_INTERVAL_S: int(0, 86_400).default(300),
-  /** Status line period (0 = none). */
-  RECORDER_STATUS_INTERVAL_S: int(0, 86_400).default(10),
-  /** `npm run record` only: serve /metrics on this port (0 = no metrics server). */
-  RECORDER_METRICS_PORT: int(0, 65_535).default(0),
-});
-
 export interface RecorderOptions {
   wsUrl: string;
   gammaUrl: string;
@@ -100,7 +63,7 @@ export function loadRecorderOptions(env: NodeJS.ProcessEnv = process.env, argv: 
   });
   const unknown = Object.keys(values).find((k) => k !== 'active' && !(k in FLAGS));
   if (unknown || positionals.length) throw new ConfigError(`unknown argument ${unknown ? `--${unknown}` : positionals[0]}\n${RECORDER_USAGE}`);
-  const merged: Record<string, unknown> = Object.fromEntries(Object.entries(env).filter(([k, v]) => v !== undefined && v !== '' && k in schema.shape));
+  const merged: NodeJS.ProcessEnv = { ...env };
   for (const [name, variable] of Object.entries(FLAGS)) {
     const v = values[name];
     if (typeof v === 'string') merged[variable] = v;
@@ -108,13 +71,7 @@ export function loadRecorderOptions(env: NodeJS.ProcessEnv = process.env, argv: 
   }
   if (values.active === true) merged.RECORDER_ACTIVE = '1';
 
-  const parsed = schema.safeParse(merged);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const name = String(issue.path[0]);
-    throw new ConfigError(`Invalid recorder configuration: ${name}=${JSON.stringify(merged[name] ?? '')}: ${issue.message}`);
-  }
-  const c = parsed.data;
+  const c = parseEnvironment(merged, 'recorder configuration');
   if (c.RECORDER_ACTIVE === (c.RECORDER_ASSETS !== undefined)) {
     throw new ConfigError(`the recorder needs exactly one of --assets <id,...> (RECORDER_ASSETS) or --active (RECORDER_ACTIVE=1)\n${RECORDER_USAGE}`);
   }

@@ -29,9 +29,6 @@ WHERE s.total_ticks > 0
     OR positionCaseInsensitiveUTF8(s.market, {search:String}) > 0
     OR positionCaseInsensitiveUTF8(m.question, {search:String}) > 0)`;
 
-/** Volumes and counts are 64-bit: JSON numbers, not the quoted strings ClickHouse prints by default. */
-const JSON_NUMBERS = 'output_format_json_quote_64bit_integers = 0';
-
 export async function listMarkets(engine: Engine, q: { search: string; limit: number; offset: number }, signal?: AbortSignal): Promise<{ entries: MarketEntry[]; total: number }> {
   const params = { search: q.search, limit: q.limit, offset: q.offset };
   // The total rides on the page (a window over all matches); only a page past the end needs its own count.
@@ -43,13 +40,12 @@ export async function listMarkets(engine: Engine, q: { search: string; limit: nu
   count() OVER () AS total
 FROM (${LISTED})
 ORDER BY total_ticks DESC, asset_id ASC
-LIMIT {limit:UInt32} OFFSET {offset:UInt64}
-SETTINGS ${JSON_NUMBERS}`,
+LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
     { params, signal },
   );
   const total = rows.length
     ? Number(rows[0].total)
-    : Number((await engine.rows<{ total: number }>(`SELECT count() AS total FROM (${LISTED}) SETTINGS ${JSON_NUMBERS}`, { params, signal }))[0]?.total ?? 0);
+    : Number((await engine.rows<{ total: number }>(`SELECT count() AS total FROM (${LISTED})`, { params, signal }))[0]?.total ?? 0);
   const entries = rows.map(({ question, slug, total: _total, ...entry }) => ({
     ...entry,
     total_ticks: Number(entry.total_ticks),
@@ -103,8 +99,7 @@ FROM (
     sum(book_ticks) AS book_ticks, sum(price_change_ticks) AS price_change_ticks, sum(last_trade_ticks) AS last_trade_ticks
   FROM asset_stats
   GROUP BY asset_id
-)
-SETTINGS ${JSON_NUMBERS}`,
+)`,
     { params: { from, full_from: fullFrom, full_to: fullTo, now }, signal },
   );
   const n = (v: number | null | undefined) => Number(v ?? 0);

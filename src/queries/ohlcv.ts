@@ -13,8 +13,6 @@ const INTERVALS: Record<Resolution, { sql: string; ms: number }> = {
   '1d': { sql: 'INTERVAL 1 DAY', ms: 86_400_000 },
 };
 
-/** Volumes and ms are 64-bit: JSON numbers, not the quoted strings ClickHouse prints by default. */
-const JSON_NUMBERS = 'output_format_json_quote_64bit_integers = 0';
 /**
  * The bounded reads touch a few thousand rows spread over every monthly part: one thread and no
  * per-part buffering before the in-order merge measured ~30% faster than the defaults (chDB 26.7).
@@ -80,7 +78,7 @@ FROM (
   GROUP BY b
 )
 ORDER BY timestamp ASC
-SETTINGS ${JSON_NUMBERS}, ${SMALL_READ}`;
+SETTINGS ${SMALL_READ}`;
 }
 
 export async function queryCandles(engine: Engine, q: CandleQuery, signal?: AbortSignal): Promise<Candle[]> {
@@ -95,8 +93,7 @@ export async function newestCandleBefore(engine: Engine, asset_id: string, to: n
   const rows = await engine.rows<{ t: number }>(
     `SELECT toUnixTimestamp(bucket) * 1000 AS t FROM candles_1m
 WHERE asset_id = {asset_id:String} AND bucket <= toDateTime(intDiv({to:Int64}, 1000), 'UTC')
-ORDER BY bucket DESC LIMIT 1
-SETTINGS ${JSON_NUMBERS}`,
+ORDER BY bucket DESC LIMIT 1`,
     { params: { asset_id, to }, signal },
   );
   return rows.length ? Number(rows[0].t) : null;

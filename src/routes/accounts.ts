@@ -1,20 +1,20 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import { accountView } from '../accounts/account-view.js';
-import { utcDay, utcHour } from '../accounts/time.js';
 import { clientIp } from '../auth/client-ip.js';
 import { invalidKey } from '../auth/middleware.js';
 import { generateApiKey, hashApiKey } from '../auth/keys.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
+import { created, ok } from '../http/envelope.js';
 import { ApiError, invalidParameter } from '../http/errors.js';
-import { envelope, errorResponse } from '../http/openapi.js';
+import { errorResponses, successResponse } from '../http/openapi.js';
 import { PLAN_NAMES } from '../plans.js';
+import { utcDay, utcHour } from '../time.js';
 
 /** POST /v1/register, GET /v1/me, POST /v1/keys/regenerate (API.md §3, §4). */
 const REGISTRATIONS_PER_IP_PER_HOUR = 20;
 const HOUR_MS = 3_600_000;
-
 
 const registrationSchema = z
   .object({
@@ -55,10 +55,8 @@ const register = createRoute({
     },
   },
   responses: {
-    201: { description: 'Account created', content: { 'application/json': { schema: envelope(registrationSchema) } } },
-    400: errorResponse('invalid_parameter: the body is not JSON or email is not an e-mail address'),
-    429: errorResponse('too_many_registrations (extra: limit)'),
-    503: errorResponse('service_unavailable: the account store is unreachable'),
+    201: successResponse('Account created', registrationSchema),
+    ...errorResponses(400, 413, 429, 503),
   },
 });
 
@@ -70,9 +68,8 @@ const me = createRoute({
   summary: 'The account of the key: plan, expiry, limits and requests used today',
   security: [{ bearer: [] }],
   responses: {
-    200: { description: 'The account', content: { 'application/json': { schema: envelope(accountSchema) } } },
-    401: errorResponse('invalid_api_key'),
-    503: errorResponse('service_unavailable'),
+    200: successResponse('The account', accountSchema),
+    ...errorResponses(401, 503),
   },
 });
 
@@ -85,9 +82,8 @@ const regenerate = createRoute({
   description: 'Account id, plan, expiry and the daily counter are unchanged.',
   security: [{ bearer: [] }],
   responses: {
-    200: { description: 'The new key (shown once)', content: { 'application/json': { schema: envelope(z.object({ api_key: z.string() })) } } },
-    401: errorResponse('invalid_api_key'),
-    503: errorResponse('service_unavailable'),
+    200: successResponse('The new key (shown once)', z.object({ api_key: z.string() })),
+    ...errorResponses(401, 413, 503),
   },
 });
 
@@ -117,21 +113,21 @@ export function registerAccountsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
       message: 'Store this key now: it is shown only once and cannot be recovered. Send it as Authorization: Bearer <key>.',
       example: `curl -H "Authorization: Bearer ${apiKey}" ${deps.config.publicUrl}/v1/me`,
     };
-    return c.json({ success: true as const, data }, 201);
+    return created(c, data);
   });
 
   app.openapi(me, async (c) => {
     const account = c.get('account');
     const now = deps.clock.now();
     const requestsToday = await deps.accounts.getDaily(account.id, utcDay(now));
-    return c.json({ success: true as const, data: accountView(account, now, requestsToday) }, 200);
+    return ok(c, accountView(account, now, requestsToday));
   });
 
   app.openapi(regenerate, async (c) => {
     const apiKey = generateApiKey(prefix);
     // Of concurrent regenerations with one key, one wins; for the others that key is already dead.
     if (!(await deps.accounts.replaceKey(c.get('account').id, c.get('keyHash'), hashApiKey(apiKey)))) throw invalidKey();
-    return c.json({ success: true as const, data: { api_key: apiKey } }, 200);
+    return ok(c, { api_key: apiKey });
   });
 }
 

@@ -1,17 +1,18 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
-import { isoUtc, utcDay } from '../accounts/time.js';
+import { PaymentsUnavailableError } from '../billing/errors.js';
 import { createPaymentProvider } from '../billing/index.js';
 import { handleIpn, IPN_STATUSES } from '../billing/ipn.js';
-import { PaymentProviderError, type PaymentProvider } from '../billing/provider.js';
+import type { PaymentProvider } from '../billing/provider.js';
 import { sandboxInvoicePage, sandboxPaymentIpn } from '../billing/sandbox.js';
 import { signIpn } from '../billing/signature.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
-import { ApiError, notFound } from '../http/errors.js';
-import { envelope as success, errorResponse } from '../http/openapi.js';
+import { ok } from '../http/envelope.js';
+import { notFound } from '../http/errors.js';
+import { errorResponses, successResponse } from '../http/openapi.js';
 import { PAID_PLANS, PLANS } from '../plans.js';
-
+import { isoUtc, utcDay } from '../time.js';
 
 const InvoiceSummary = z.object({
   payment_id: z.string(),
@@ -29,25 +30,19 @@ const statusRoute = createRoute({
   summary: 'Plan, expiry, limits and the last 10 invoices',
   security: [{ bearer: [] }],
   responses: {
-    200: {
-      description: 'Billing status',
-      content: {
-        'application/json': {
-          schema: success(
-            z.object({
-              plan: z.string(),
-              active: z.boolean(),
-              expires_at: z.string().nullable().openapi({ example: '2026-06-25T00:00:00+00:00' }),
-              data_access_days: z.number().int(),
-              rate_limit_daily: z.number().int(),
-              requests_today: z.number().int(),
-              invoices: z.array(InvoiceSummary),
-            }),
-          ),
-        },
-      },
-    },
-    401: errorResponse('Missing or invalid API key'),
+    200: successResponse(
+      'Billing status',
+      z.object({
+        plan: z.string(),
+        active: z.boolean(),
+        expires_at: z.string().nullable().openapi({ example: '2026-06-25T00:00:00+00:00' }),
+        data_access_days: z.number().int(),
+        rate_limit_daily: z.number().int(),
+        requests_today: z.number().int(),
+        invoices: z.array(InvoiceSummary),
+      }),
+    ),
+    ...errorResponses(401, 503),
   },
 });
 
@@ -67,25 +62,16 @@ const subscribeRoute = createRoute({
   security: [{ bearer: [] }],
   request: { body: { required: true, content: { 'application/json': { schema: SubscribeBody } } } },
   responses: {
-    200: {
-      description: 'Invoice to pay at invoice_url',
-      content: {
-        'application/json': {
-          schema: success(
-            z.object({
-              invoice_url: z.string().url(),
-              payment_id: z.string(),
-              amount_usd: z.number(),
-              plan: z.string(),
-            }),
-          ),
-        },
-      },
-    },
-    400: errorResponse('Unknown plan or a body that is not JSON'),
-    401: errorResponse('Missing or invalid API key'),
-    502: errorResponse('The payment processor failed; no invoice was recorded'),
-    503: errorResponse('payments_unavailable: this server takes no payments (no provider configured)'),
+    200: successResponse(
+      'Invoice to pay at invoice_url',
+      z.object({
+        invoice_url: z.string().url(),
+        payment_id: z.string(),
+        amount_usd: z.number(),
+        plan: z.string(),
+      }),
+    ),
+    ...errorResponses(400, 401, 413, 502, 503),
   },
 });
 
@@ -125,18 +111,8 @@ const ipnRoute = createRoute({
     },
   },
   responses: {
-    200: {
-      description: 'Recorded',
-      content: {
-        'application/json': {
-          schema: success(z.object({ payment_id: z.string(), status: z.string(), upgraded: z.boolean() })),
-        },
-      },
-    },
-    400: errorResponse('Body is not a JSON object, or unknown payment_status'),
-    401: errorResponse('Missing or wrong signature; nothing changed'),
-    404: { description: 'No invoice matches invoice_id and order_id' },
-    503: errorResponse('payments_unavailable: this server takes no payments (no provider configured)'),
+    200: successResponse('Recorded', z.object({ payment_id: z.string(), status: z.string(), upgraded: z.boolean() })),
+    ...errorResponses(400, 401, 404, 413, 503),
   },
 });
 
@@ -150,7 +126,7 @@ const sandboxPageRoute = createRoute({
   tags: ['sandbox'],
   summary: 'Sandbox invoice page (sandbox provider only)',
   request: { params: InvoiceIdParam },
-  responses: { 200: { description: 'HTML page with a Pay button', content: { 'text/html': { schema: z.string() } } }, 404: { description: 'Unknown invoice' } },
+  responses: { 200: { description: 'HTML page with a Pay button', content: { 'text/html': { schema: z.string() } } }, ...errorResponses(404, 503) },
 });
 
 const sandboxPayRoute = createRoute({
@@ -163,7 +139,7 @@ const sandboxPayRoute = createRoute({
   request: { params: InvoiceIdParam },
   responses: {
     303: { description: 'Paid; back to the invoice page' },
-    404: { description: 'Unknown invoice' },
+    ...errorResponses(404, 503),
     502: { description: 'The IPN was refused', content: { 'text/html': { schema: z.string() } } },
   },
 });
@@ -171,7 +147,7 @@ const sandboxPayRoute = createRoute({
 export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const payments = deps.payments === undefined ? createPaymentProvider(deps.config) : deps.payments;
   const provider = () => {
-    if (!payments) throw new ApiError('payments_unavailable', 'This server takes no payments: no payment provider is configured.');
+    if (!payments) throw new PaymentsUnavailableError('This server takes no payments: no payment provider is configured.');
     return payments;
   };
 
@@ -182,7 +158,7 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
       deps.accounts.getDaily(account.id, utcDay(deps.clock.now())),
       deps.accounts.listInvoices(account.id, 10),
     ]);
-    return c.json({ success: true as const, data: {
+    return ok(c, {
       plan: effective.plan,
       active: effective.active,
       expires_at: account.plan_expires_at === null ? null : isoUtc(account.plan_expires_at),
@@ -190,14 +166,15 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
       rate_limit_daily: effective.rate_limit_daily,
       requests_today,
       invoices: invoices.map((i) => ({ payment_id: i.payment_id, plan: i.plan, amount_usd: i.amount_usd, status: i.status, created_at: isoUtc(i.created_at) })),
-    } }, 200);
+    });
   });
 
   app.openapi(subscribeRoute, async (c) => {
     const plan = c.req.valid('json').plan as (typeof PAID_PLANS)[number];
     const account = c.get('account');
     const amount_usd = PLANS[plan].price_usd;
-    const created = await createInvoiceOr502(provider(), { plan, amount_usd, account_id: account.id });
+    // A PaymentProviderError becomes the 502 of render-error.ts.
+    const created = await provider().createInvoice({ plan, amount_usd, account_id: account.id });
     const now = deps.clock.now();
     // Recorded only once the processor has answered: a failed creation leaves nothing pending.
     await deps.accounts.createInvoice({
@@ -211,24 +188,15 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
       updated_at: now,
       paid_at: null,
     });
-    return c.json({ success: true as const, data: { invoice_url: created.invoice_url, payment_id: created.payment_id, amount_usd, plan } }, 200);
+    return ok(c, { invoice_url: created.invoice_url, payment_id: created.payment_id, amount_usd, plan });
   });
 
   app.openapi(ipnRoute, async (c) => {
     const outcome = await handleIpn(deps, provider().ipnSecret, await c.req.text(), c.req.header('x-nowpayments-sig'));
-    return c.json({ success: true as const, data: outcome }, 200);
+    return ok(c, outcome);
   });
 
   if (payments?.name === 'sandbox') registerSandboxPages(app, deps, payments);
-}
-
-async function createInvoiceOr502(payments: PaymentProvider, request: Parameters<PaymentProvider['createInvoice']>[0]) {
-  try {
-    return await payments.createInvoice(request);
-  } catch (err) {
-    if (err instanceof PaymentProviderError) throw new ApiError('payment_provider_error', err.message);
-    throw err;
-  }
 }
 
 /**

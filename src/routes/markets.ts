@@ -3,6 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ok } from '../http/envelope.js';
+import { errorResponses, successResponse } from '../http/openapi.js';
 import { intParam, textParam } from '../http/params.js';
 import { listMarkets, marketStats } from '../queries/markets.js';
 
@@ -34,19 +35,12 @@ const marketsRoute = createRoute({
   summary: 'Outcome tokens with at least one tick, most active first',
   request: { query: marketsQuery },
   responses: {
-    200: {
-      description: 'One page of tokens, by total_ticks desc then asset_id asc',
-      content: {
-        'application/json': {
-          schema: z.object({
-            success: z.literal(true),
-            data: z.array(MarketEntry),
-            meta: z.object({ count: z.number().int(), offset: z.number().int(), limit: z.number().int(), total: z.number().int() }),
-          }),
-        },
-      },
-    },
-    400: { description: 'Invalid parameter' },
+    200: successResponse(
+      'One page of tokens, by total_ticks desc then asset_id asc',
+      z.array(MarketEntry),
+      z.object({ count: z.number().int(), offset: z.number().int(), limit: z.number().int(), total: z.number().int() }),
+    ),
+    ...errorResponses(400, 503),
   },
 });
 
@@ -71,7 +65,8 @@ const statsRoute = createRoute({
   tags: ['markets'],
   summary: 'Totals over all stored data',
   responses: {
-    200: { description: 'Totals', content: { 'application/json': { schema: z.object({ success: z.literal(true), data: MarketStats }) } } },
+    200: successResponse('Totals', MarketStats),
+    ...errorResponses(503),
   },
 });
 
@@ -84,5 +79,5 @@ export function registerMarketsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
     return ok(c, entries, { count: entries.length, offset, limit, total });
   });
 
-  app.openapi(statsRoute, async (c) => c.json({ success: true as const, data: await marketStats(deps.engine, deps.clock.now(), c.req.raw.signal) }, 200));
+  app.openapi(statsRoute, async (c) => ok(c, await marketStats(deps.engine, deps.clock.now(), c.req.raw.signal)));
 }

@@ -4,6 +4,7 @@ import { assertInHistoryWindow, checkHistoryWindow } from '../auth/history-windo
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ok } from '../http/envelope.js';
+import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, timeParam } from '../http/params.js';
 import { floorToResolution, newestCandleBefore, queryCandles, RESOLUTIONS, type CandleQuery } from '../queries/ohlcv.js';
 
@@ -41,22 +42,8 @@ const ohlcvRoute = createRoute({
   security: [{ bearer: [] }],
   request: { query: ohlcvQuery },
   responses: {
-    200: {
-      description: 'Candles, ascending',
-      content: {
-        'application/json': {
-          schema: z.object({
-            success: z.literal(true),
-            data: z.array(Candle),
-            meta: z.object({ count: z.number().int(), resolution: z.enum(RESOLUTIONS) }),
-          }),
-        },
-      },
-    },
-    400: { description: 'Invalid parameter' },
-    401: { description: 'Missing or invalid API key' },
-    403: { description: 'Outside the plan’s history window' },
-    429: { description: 'Daily request limit reached' },
+    200: successResponse('Candles, ascending', z.array(Candle), z.object({ count: z.number().int(), resolution: z.enum(RESOLUTIONS) })),
+    ...errorResponses(...DATA_ERRORS),
   },
 });
 

@@ -5,6 +5,7 @@ import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ok } from '../http/envelope.js';
 import { notFound } from '../http/errors.js';
+import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, positiveNumberParam, timeParam } from '../http/params.js';
 import { executeMarketOrder, quoteOf, type BookState } from '../book/index.js';
 import { datetimeText } from '../http/datetime.js';
@@ -52,19 +53,6 @@ const ExecutionSchema = z
   })
   .openapi('ExecutionPrice');
 
-const success = <T extends z.ZodType>(description: string, data: T, meta?: z.ZodType) => ({
-  description,
-  content: { 'application/json': { schema: meta ? z.object({ success: z.literal(true), data, meta }) : z.object({ success: z.literal(true), data }) } },
-});
-
-const errorResponses = {
-  400: { description: 'Invalid parameter' },
-  401: { description: 'Missing or invalid API key' },
-  403: { description: 'Outside the plan’s history window' },
-  429: { description: 'Daily request limit reached' },
-};
-const noBook = { 404: { description: 'The asset has no book at or before that time; body `{"detail": {"message": …}}`' } };
-
 const orderbookRoute = createRoute({
   method: 'get',
   path: '/v1/orderbook',
@@ -79,7 +67,7 @@ const orderbookRoute = createRoute({
       limit: intParam('limit', 1, 100).optional().openapi({ description: 'Levels per side, default 20' }),
     }),
   },
-  responses: { 200: success('The book after every event with t ≤ timestamp', BookSchema), ...errorResponses, ...noBook },
+  responses: { 200: successResponse('The book after every event with t ≤ timestamp', BookSchema), ...errorResponses(...DATA_ERRORS, 404) },
 });
 
 const rangeRoute = createRoute({
@@ -103,7 +91,7 @@ const rangeRoute = createRoute({
       'until',
     ),
   },
-  responses: { 200: success('Books, ascending', z.array(BookSchema), z.object({ count: z.number().int() })), ...errorResponses },
+  responses: { 200: successResponse('Books, ascending', z.array(BookSchema), z.object({ count: z.number().int() })), ...errorResponses(...DATA_ERRORS) },
 });
 
 const priceRoute = createRoute({
@@ -114,7 +102,7 @@ const priceRoute = createRoute({
   summary: 'Top of the reconstructed book at any millisecond (default: latest)',
   security: [{ bearer: [] }],
   request: { query: z.object({ asset_id: assetIdParam(), timestamp: timeParam('timestamp').optional() }) },
-  responses: { 200: success('Best bid and ask, midpoint and spread', PriceSchema), ...errorResponses, ...noBook },
+  responses: { 200: successResponse('Best bid and ask, midpoint and spread', PriceSchema), ...errorResponses(...DATA_ERRORS, 404) },
 });
 
 const pricesHistoryRoute = createRoute({
@@ -138,8 +126,8 @@ const pricesHistoryRoute = createRoute({
     ),
   },
   responses: {
-    200: success('Points, ascending', z.array(z.object({ t: z.number().int(), p: z.number() })), z.object({ count: z.number().int(), fidelity: z.number().int() })),
-    ...errorResponses,
+    200: successResponse('Points, ascending', z.array(z.object({ t: z.number().int(), p: z.number() })), z.object({ count: z.number().int(), fidelity: z.number().int() })),
+    ...errorResponses(...DATA_ERRORS),
   },
 });
 
@@ -158,7 +146,7 @@ const executionRoute = createRoute({
       timestamp: timeParam('timestamp'),
     }),
   },
-  responses: { 200: success('The fill of the order', ExecutionSchema), ...errorResponses, ...noBook },
+  responses: { 200: successResponse('The fill of the order', ExecutionSchema), ...errorResponses(...DATA_ERRORS, 404) },
 });
 
 const bookMissing = (assetId: string, at: number | undefined) =>

@@ -1,9 +1,11 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
-import type { AppDeps } from '../deps.js';
 import { checkHistoryWindow } from '../auth/history-window.js';
+import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
+import { STREAMED_LIST_PREFIX, streamedJson, streamedListSuffix } from '../http/envelope.js';
 import { invalidParameter } from '../http/errors.js';
+import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, textParam, timeParam } from '../http/params.js';
 import { streamResponse } from '../http/stream.js';
 import { CSV_HEADER, JsonPage, streamTicksExport, streamTicksPage, type ExportFormat, type TickPosition } from '../queries/ticks.js';
@@ -48,13 +50,6 @@ const Tick = z
   })
   .openapi('Tick');
 
-const errorResponses = {
-  400: { description: 'Invalid parameter' },
-  401: { description: 'Missing or invalid API key' },
-  403: { description: 'Outside the plan’s history window' },
-  429: { description: 'Daily request limit reached' },
-};
-
 const ticksRoute = createRoute({
   method: 'get',
   path: '/v1/ticks',
@@ -64,19 +59,8 @@ const ticksRoute = createRoute({
   security: [{ bearer: [] }],
   request: { query: ticksQuery },
   responses: {
-    200: {
-      description: 'One page of ticks',
-      content: {
-        'application/json': {
-          schema: z.object({
-            success: z.literal(true),
-            data: z.array(Tick),
-            meta: z.object({ count: z.number().int(), next_cursor: z.string().nullable() }),
-          }),
-        },
-      },
-    },
-    ...errorResponses,
+    200: successResponse('One page of ticks', z.array(Tick), z.object({ count: z.number().int(), next_cursor: z.string().nullable() })),
+    ...errorResponses(...DATA_ERRORS),
   },
 });
 
@@ -99,7 +83,7 @@ const exportRoute = createRoute({
         'application/vnd.apache.parquet': { schema: z.string().openapi({ format: 'binary' }) },
       },
     },
-    ...errorResponses,
+    ...errorResponses(...DATA_ERRORS),
   },
 });
 
@@ -138,14 +122,14 @@ export function registerTicksRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     const response = await streamResponse(streamTicksPage(deps.engine, range, limit, from, c.req.raw.signal), {
       contentType: 'application/json',
       acceptEncoding: c.req.header('accept-encoding'),
-      prefix: '{"success":true,"data":[',
+      prefix: STREAMED_LIST_PREFIX,
       mapChunk: (chunk) => page.map(chunk),
       suffix: () => {
         const next = page.next();
-        return `],"meta":${JSON.stringify({ count: page.count, next_cursor: next && encodeCursor(next) })}}`;
+        return streamedListSuffix({ count: page.count, next_cursor: next && encodeCursor(next) });
       },
     });
-    return response as never;
+    return streamedJson(ticksRoute.responses[200], response);
   });
 
   app.openapi(exportRoute, async (c) => {
@@ -159,7 +143,7 @@ export function registerTicksRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
       prefix: format === 'csv' ? CSV_HEADER : undefined,
       acceptEncoding: c.req.header('accept-encoding'),
     });
-    return response as never;
+    return response;
   });
 }
 

@@ -18,6 +18,9 @@ export type Registration = {
 };
 
 export type Error = {
+    /**
+     * Plus the members the code carries (API.md §6), e.g. param, plan, earliest_allowed, limit
+     */
     detail: {
         error: string;
         message: string;
@@ -37,6 +40,12 @@ export type Account = {
     data_access_days: number;
     rate_limit_daily: number;
     requests_today: number;
+};
+
+export type NotFound = {
+    detail: {
+        message: string;
+    };
 };
 
 export type MarketEntry = {
@@ -227,15 +236,23 @@ export type RegisterData = {
 
 export type RegisterErrors = {
     /**
-     * invalid_parameter: the body is not JSON or email is not an e-mail address
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
      */
     400: Error;
     /**
-     * too_many_registrations (extra: limit)
+     * payload_too_large: request body over 16 KiB
+     */
+    413: Error;
+    /**
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
-     * service_unavailable: the account store is unreachable
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
      */
     503: Error;
 };
@@ -263,11 +280,15 @@ export type GetAccountData = {
 
 export type GetAccountErrors = {
     /**
-     * invalid_api_key
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
     401: Error;
     /**
-     * service_unavailable
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
      */
     503: Error;
 };
@@ -295,11 +316,19 @@ export type RegenerateKeyData = {
 
 export type RegenerateKeyErrors = {
     /**
-     * invalid_api_key
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
     401: Error;
     /**
-     * service_unavailable
+     * payload_too_large: request body over 16 KiB
+     */
+    413: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
      */
     503: Error;
 };
@@ -329,9 +358,17 @@ export type GetBillingStatusData = {
 
 export type GetBillingStatusErrors = {
     /**
-     * Missing or invalid API key
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
     401: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
 };
 
 export type GetBillingStatusError = GetBillingStatusErrors[keyof GetBillingStatusErrors];
@@ -373,19 +410,27 @@ export type SubscribeData = {
 
 export type SubscribeErrors = {
     /**
-     * Unknown plan or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
      */
     400: Error;
     /**
-     * Missing or invalid API key
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
     401: Error;
     /**
-     * The payment processor failed; no invoice was recorded
+     * payload_too_large: request body over 16 KiB
+     */
+    413: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * payment_provider_error: the payment processor failed; nothing was recorded
      */
     502: Error;
     /**
-     * payments_unavailable: this server takes no payments (no provider configured)
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
      */
     503: Error;
 };
@@ -430,19 +475,27 @@ export type ReceivePaymentNotificationData = {
 
 export type ReceivePaymentNotificationErrors = {
     /**
-     * Body is not a JSON object, or unknown payment_status
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
      */
     400: Error;
     /**
-     * Missing or wrong signature; nothing changed
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
     401: Error;
     /**
-     * No invoice matches invoice_id and order_id
+     * Not found: no book at or before that time, or no such invoice; `detail` holds only `message`
      */
-    404: unknown;
+    404: NotFound;
     /**
-     * payments_unavailable: this server takes no payments (no provider configured)
+     * payload_too_large: request body over 16 KiB
+     */
+    413: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
      */
     503: Error;
 };
@@ -476,10 +529,20 @@ export type GetSandboxInvoiceData = {
 
 export type GetSandboxInvoiceErrors = {
     /**
-     * Unknown invoice
+     * Not found: no book at or before that time, or no such invoice; `detail` holds only `message`
      */
-    404: unknown;
+    404: NotFound;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
 };
+
+export type GetSandboxInvoiceError = GetSandboxInvoiceErrors[keyof GetSandboxInvoiceErrors];
 
 export type GetSandboxInvoiceResponses = {
     /**
@@ -501,13 +564,21 @@ export type PaySandboxInvoiceData = {
 
 export type PaySandboxInvoiceErrors = {
     /**
-     * Unknown invoice
+     * Not found: no book at or before that time, or no such invoice; `detail` holds only `message`
      */
-    404: unknown;
+    404: NotFound;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
     /**
      * The IPN was refused
      */
     502: string;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
 };
 
 export type PaySandboxInvoiceError = PaySandboxInvoiceErrors[keyof PaySandboxInvoiceErrors];
@@ -528,10 +599,20 @@ export type ListMarketsData = {
 
 export type ListMarketsErrors = {
     /**
-     * Invalid parameter
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
      */
-    400: unknown;
+    400: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
 };
+
+export type ListMarketsError = ListMarketsErrors[keyof ListMarketsErrors];
 
 export type ListMarketsResponses = {
     /**
@@ -557,6 +638,19 @@ export type GetMarketStatsData = {
     query?: never;
     url: '/v1/markets/stats';
 };
+
+export type GetMarketStatsErrors = {
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
+};
+
+export type GetMarketStatsError = GetMarketStatsErrors[keyof GetMarketStatsErrors];
 
 export type GetMarketStatsResponses = {
     /**
@@ -586,26 +680,36 @@ export type GetOrderBookData = {
 
 export type GetOrderBookErrors = {
     /**
-     * Invalid parameter
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
      */
-    400: unknown;
+    400: Error;
     /**
-     * Missing or invalid API key
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
-    401: unknown;
+    401: Error;
     /**
-     * Outside the plan’s history window
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
      */
-    403: unknown;
+    403: Error;
     /**
-     * The asset has no book at or before that time; body `{"detail": {"message": …}}`
+     * Not found: no book at or before that time, or no such invoice; `detail` holds only `message`
      */
-    404: unknown;
+    404: NotFound;
     /**
-     * Daily request limit reached
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
-    429: unknown;
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
 };
+
+export type GetOrderBookError = GetOrderBookErrors[keyof GetOrderBookErrors];
 
 export type GetOrderBookResponses = {
     /**
@@ -644,22 +748,32 @@ export type GetOrderBookRangeData = {
 
 export type GetOrderBookRangeErrors = {
     /**
-     * Invalid parameter
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
      */
-    400: unknown;
+    400: Error;
     /**
-     * Missing or invalid API key
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
-    401: unknown;
+    401: Error;
     /**
-     * Outside the plan’s history window
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
      */
-    403: unknown;
+    403: Error;
     /**
-     * Daily request limit reached
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
-    429: unknown;
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
 };
+
+export type GetOrderBookRangeError = GetOrderBookRangeErrors[keyof GetOrderBookRangeErrors];
 
 export type GetOrderBookRangeResponses = {
     /**
@@ -688,26 +802,36 @@ export type GetPriceData = {
 
 export type GetPriceErrors = {
     /**
-     * Invalid parameter
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
      */
-    400: unknown;
+    400: Error;
     /**
-     * Missing or invalid API key
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
-    401: unknown;
+    401: Error;
     /**
-     * Outside the plan’s history window
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
      */
-    403: unknown;
+    403: Error;
     /**
-     * The asset has no book at or before that time; body `{"detail": {"message": …}}`
+     * Not found: no book at or before that time, or no such invoice; `detail` holds only `message`
      */
-    404: unknown;
+    404: NotFound;
     /**
-     * Daily request limit reached
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
-    429: unknown;
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
 };
+
+export type GetPriceError = GetPriceErrors[keyof GetPriceErrors];
 
 export type GetPriceResponses = {
     /**
@@ -742,22 +866,32 @@ export type GetPricesHistoryData = {
 
 export type GetPricesHistoryErrors = {
     /**
-     * Invalid parameter
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
      */
-    400: unknown;
+    400: Error;
     /**
-     * Missing or invalid API key
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
-    401: unknown;
+    401: Error;
     /**
-     * Outside the plan’s history window
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
      */
-    403: unknown;
+    403: Error;
     /**
-     * Daily request limit reached
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
-    429: unknown;
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
 };
+
+export type GetPricesHistoryError = GetPricesHistoryErrors[keyof GetPricesHistoryErrors];
 
 export type GetPricesHistoryResponses = {
     /**
@@ -798,26 +932,36 @@ export type GetExecutionPriceData = {
 
 export type GetExecutionPriceErrors = {
     /**
-     * Invalid parameter
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
      */
-    400: unknown;
+    400: Error;
     /**
-     * Missing or invalid API key
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
-    401: unknown;
+    401: Error;
     /**
-     * Outside the plan’s history window
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
      */
-    403: unknown;
+    403: Error;
     /**
-     * The asset has no book at or before that time; body `{"detail": {"message": …}}`
+     * Not found: no book at or before that time, or no such invoice; `detail` holds only `message`
      */
-    404: unknown;
+    404: NotFound;
     /**
-     * Daily request limit reached
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
-    429: unknown;
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
 };
+
+export type GetExecutionPriceError = GetExecutionPriceErrors[keyof GetExecutionPriceErrors];
 
 export type GetExecutionPriceResponses = {
     /**
@@ -850,22 +994,32 @@ export type GetTicksData = {
 
 export type GetTicksErrors = {
     /**
-     * Invalid parameter
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
      */
-    400: unknown;
+    400: Error;
     /**
-     * Missing or invalid API key
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
-    401: unknown;
+    401: Error;
     /**
-     * Outside the plan’s history window
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
      */
-    403: unknown;
+    403: Error;
     /**
-     * Daily request limit reached
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
-    429: unknown;
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
 };
+
+export type GetTicksError = GetTicksErrors[keyof GetTicksErrors];
 
 export type GetTicksResponses = {
     /**
@@ -898,22 +1052,32 @@ export type ExportTicksData = {
 
 export type ExportTicksErrors = {
     /**
-     * Invalid parameter
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
      */
-    400: unknown;
+    400: Error;
     /**
-     * Missing or invalid API key
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
-    401: unknown;
+    401: Error;
     /**
-     * Outside the plan’s history window
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
      */
-    403: unknown;
+    403: Error;
     /**
-     * Daily request limit reached
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
-    429: unknown;
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
 };
+
+export type ExportTicksError = ExportTicksErrors[keyof ExportTicksErrors];
 
 export type ExportTicksResponses = {
     /**
@@ -939,22 +1103,32 @@ export type GetCandlesData = {
 
 export type GetCandlesErrors = {
     /**
-     * Invalid parameter
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
      */
-    400: unknown;
+    400: Error;
     /**
-     * Missing or invalid API key
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
      */
-    401: unknown;
+    401: Error;
     /**
-     * Outside the plan’s history window
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
      */
-    403: unknown;
+    403: Error;
     /**
-     * Daily request limit reached
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
-    429: unknown;
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     */
+    503: Error;
 };
+
+export type GetCandlesError = GetCandlesErrors[keyof GetCandlesErrors];
 
 export type GetCandlesResponses = {
     /**

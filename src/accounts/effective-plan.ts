@@ -1,6 +1,14 @@
-import type { Account } from '../accounts/types.js';
-import type { EffectivePlan } from '../http/context.js';
-import { PLANS } from '../plans.js';
+import { PLANS, type PlanName } from '../plans.js';
+import type { Account } from './types.js';
+
+/** The plan view: the limits an account has now (what auth puts on each request, what /v1/me shows). */
+export interface EffectivePlan {
+  /** The account's plan name (kept after expiry, API.md §2). */
+  plan: PlanName;
+  active: boolean;
+  data_access_days: number;
+  rate_limit_daily: number;
+}
 
 /** A paid plan is active until `plan_expires_at` (exclusive); free never expires. */
 export function isPlanActive(account: Pick<Account, 'plan' | 'plan_expires_at'>, now: number): boolean {

@@ -1,12 +1,12 @@
 import { z } from 'zod';
+import { accountView } from '../accounts/account-view.js';
+import { expiryOfGrant } from '../accounts/plan-change.js';
+import type { AccountStore } from '../accounts/store.js';
+import type { Account } from '../accounts/types.js';
 import { generateApiKey, hashApiKey, looksLikeApiKey } from '../auth/keys.js';
 import type { Clock } from '../clock.js';
 import { PLAN_NAMES, type PlanName } from '../plans.js';
-import { accountView } from './account-view.js';
-import { expiryOfGrant } from './plan-change.js';
-import type { AccountStore } from './store.js';
-import { isoUtc, utcDay } from './time.js';
-import type { Account } from './types.js';
+import { isoUtc, utcDay } from '../time.js';
 
 /**
  * The operator commands behind `npm run admin` (scripts/admin.ts parses argv and prints):

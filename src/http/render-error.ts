@@ -1,0 +1,57 @@
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { AccountNotFoundError, StoreUnavailableError } from '../accounts/errors.js';
+import { InvoiceNotFoundError, IpnPayloadError, IpnSignatureError, PaymentProviderError, PaymentsUnavailableError } from '../billing/errors.js';
+import { EngineUnavailableError } from '../clickhouse/errors.js';
+import { log } from '../log.js';
+import type { AppEnv } from './context.js';
+import { ApiError, invalidParameter, notFound, serviceUnavailable } from './errors.js';
+
+/**
+ * The one place an error becomes a response (API.md §6): route errors (ApiError) as they are, the
+ * domain errors of the stores, billing and the engine mapped to their status and code, the
+ * framework's own refusals (body not JSON, wrong Content-Type) in the contract's shape, anything
+ * else a 500 that names the request id.
+ */
+export function renderError(err: Error, c: Context<AppEnv>): Response {
+  const known = apiErrorOf(err);
+  if (known) return send(c, known);
+  if (c.req.raw.signal?.aborted) {
+    // The client went away (its engine query was cancelled with it): nobody reads this answer. 499 is
+    // nginx's "client closed request", so the access log and metrics tell cancellations from failures.
+    log.info('client closed request', { request_id: c.get('requestId'), path: c.req.path });
+    return new Response(null, { status: 499 });
+  }
+  const requestId = c.get('requestId');
+  log.error('unhandled error', { request_id: requestId, error: err.stack ?? String(err) });
+  return send(c, new ApiError('internal_error', 'Internal error; quote request_id when reporting it.', { request_id: requestId }));
+}
+
+/** Unknown path, or a known path with a method it does not serve: the 404 body of API.md §6. */
+export function renderNotFound(c: Context<AppEnv>): Response {
+  return send(c, notFound(`Not found: ${c.req.method} ${c.req.path}`));
+}
+
+function apiErrorOf(err: Error): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err instanceof EngineUnavailableError) return serviceUnavailable('ClickHouse');
+  if (err instanceof StoreUnavailableError) return serviceUnavailable('The account store');
+  // Only reachable when the account behind an authenticated key vanished mid-request: the key is dead.
+  if (err instanceof AccountNotFoundError) return new ApiError('invalid_api_key', 'The account of this API key no longer exists.');
+  if (err instanceof PaymentProviderError) return new ApiError('payment_provider_error', err.message);
+  if (err instanceof PaymentsUnavailableError) return new ApiError('payments_unavailable', err.message);
+  if (err instanceof IpnSignatureError) return new ApiError('invalid_signature', err.message);
+  if (err instanceof IpnPayloadError) return invalidParameter(err.field, err.message);
+  if (err instanceof InvoiceNotFoundError) return notFound(err.message);
+  if (err instanceof HTTPException) {
+    // Hono's JSON validator: a body that does not parse (400), or a Content-Type other than JSON (415).
+    // API.md §5 makes both a 400 invalid_parameter naming the body.
+    if (err.status === 400) return invalidParameter('body', 'The request body must be a JSON object.');
+    if (err.status === 415) return invalidParameter('body', 'The request body must be JSON sent with Content-Type: application/json.');
+  }
+  return null;
+}
+
+function send(c: Context<AppEnv>, error: ApiError): Response {
+  return c.json(error.body(), error.status, error.headers);
+}
