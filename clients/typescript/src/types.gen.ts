@@ -252,7 +252,7 @@ export type RegisterErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -288,7 +288,7 @@ export type GetAccountErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -328,7 +328,7 @@ export type RegenerateKeyErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -366,7 +366,7 @@ export type GetBillingStatusErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -430,7 +430,7 @@ export type SubscribeErrors = {
      */
     502: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -495,7 +495,7 @@ export type ReceivePaymentNotificationErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -537,7 +537,7 @@ export type GetSandboxInvoiceErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -576,7 +576,7 @@ export type PaySandboxInvoiceErrors = {
      */
     502: string;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -607,7 +607,7 @@ export type ListMarketsErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -645,7 +645,7 @@ export type GetMarketStatsErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -704,7 +704,7 @@ export type GetOrderBookErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -768,7 +768,7 @@ export type GetOrderBookRangeErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -826,7 +826,7 @@ export type GetPriceErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -886,7 +886,7 @@ export type GetPricesHistoryErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -956,7 +956,7 @@ export type GetExecutionPriceErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1014,7 +1014,7 @@ export type GetTicksErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1072,7 +1072,7 @@ export type ExportTicksErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1123,7 +1123,7 @@ export type GetCandlesErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
