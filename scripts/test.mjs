@@ -26,8 +26,20 @@ warn(skipped);
 const extra = process.argv.slice(2);
 const runs = [
   { backend: 'embedded', args: [] },
-  // Browser tests exercise the page, not the backend: once is enough.
-  { backend: 'http', args: ['--exclude', 'test/*.browser.test.ts'] },
+  // Browser tests exercise the page, and the process-level suites start their own embedded
+  // services, whatever TEST_BACKEND says: once is enough.
+  {
+    backend: 'http',
+    args: [
+      'test/dashboard.browser.test.ts',
+      'test/coverage.browser.test.ts',
+      'test/billing-replicas.test.ts',
+      'test/interrupted-work.test.ts',
+      'test/readme-examples.test.ts',
+      'test/shutdown.test.ts',
+      'test/startup-errors.test.ts',
+    ].flatMap((file) => ['--exclude', file]),
+  },
 ];
 const results = [];
 for (const run of runs) {

@@ -5,7 +5,7 @@ import { registerDashboard } from './dashboard/serve.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './http/context.js';
 import { ApiError } from './http/errors.js';
-import { accessLog, requestId } from './http/middleware.js';
+import { accessLog, bearerChallenge, requestId } from './http/middleware.js';
 import { renderError, renderNotFound } from './http/render-error.js';
 import { setLogLevel } from './log.js';
 import { engineBookReader } from './queries/book-reader.js';
@@ -44,7 +44,7 @@ export function createApp(deps: AppDeps) {
     },
   });
 
-  app.use('*', requestId(), accessLog());
+  app.use('*', requestId(), accessLog(), bearerChallenge());
   const limitBody = bodyLimit({
     maxSize: 16 * 1024,
     onError: () => {

@@ -7,6 +7,8 @@ import { z } from 'zod';
  */
 const flag = (fallback: '0' | '1') => z.enum(['0', '1', 'true', 'false']).default(fallback).transform((v) => v === '1' || v === 'true');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** A flag whose default depends on other settings (unset = undefined, decided in loadConfig). */
+const optionalFlag = z.enum(['0', '1', 'true', 'false']).optional().transform((v) => (v === undefined ? undefined : v === '1' || v === 'true'));
 const optionalUrl = z.string().url().optional();
 const assetList = z
   .string()
@@ -28,11 +30,14 @@ const schema = z.object({
   API_KEY_PREFIX: z.string().regex(/^[a-z0-9]{1,16}_$/, 'must be 1-16 lowercase letters or digits followed by _').default('th_'),
   /** IP of a reverse proxy whose X-Forwarded-For is trusted for the client address. */
   TRUSTED_PROXY: z.string().optional(),
+  /** Who takes payments; unset = nowpayments with an API key, else sandbox on the embedded quick start, else none. */
+  PAYMENTS: z.enum(['nowpayments', 'sandbox', 'none']).optional(),
   NOWPAYMENTS_API_KEY: z.string().min(1).optional(),
   NOWPAYMENTS_IPN_SECRET: z.string().min(1).optional(),
   NOWPAYMENTS_BASE_URL: z.string().url().default('https://api.nowpayments.io/v1'),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-  DEMO_DATA: flag('1'),
+  /** Unset = on for the embedded quick start, off with a server backend. */
+  DEMO_DATA: optionalFlag,
   /** Ticks in the demo dataset loaded on first start. */
   DEMO_TICKS: z.coerce.number().int().min(1000).max(50_000_000).default(300_000),
   /** Run the live recorder inside the API process (its settings below; ingest/recorder-config.ts). */
@@ -70,7 +75,12 @@ const schema = z.object({
 
 export type Environment = z.infer<typeof schema>;
 
-export type Config = Environment & { dataDir: string; publicUrl: string };
+export type Config = Omit<Environment, 'PAYMENTS' | 'DEMO_DATA'> & {
+  PAYMENTS: NonNullable<Environment['PAYMENTS']>;
+  DEMO_DATA: boolean;
+  dataDir: string;
+  publicUrl: string;
+};
 
 export class ConfigError extends Error {}
 
@@ -92,8 +102,16 @@ export function parseEnvironment(env: NodeJS.ProcessEnv, what = 'configuration')
 /** The service's settings: the environment parsed, with DATA_DIR resolved and the public URL settled. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const c = parseEnvironment(env);
+  if (c.PAYMENTS === 'nowpayments' && !c.NOWPAYMENTS_API_KEY) {
+    throw new ConfigError('Invalid configuration: NOWPAYMENTS_API_KEY is required when PAYMENTS=nowpayments');
+  }
+  // A server backend means a real deployment: free sandbox upgrades and 300k synthetic ticks there
+  // would be a gift and a pollution, so both must be asked for by name.
+  const serverBackend = Boolean(c.CLICKHOUSE_URL || c.REDIS_URL);
   return {
     ...c,
+    PAYMENTS: c.PAYMENTS ?? (c.NOWPAYMENTS_API_KEY ? 'nowpayments' : serverBackend ? 'none' : 'sandbox'),
+    DEMO_DATA: c.DEMO_DATA ?? !serverBackend,
     dataDir: resolve(c.DATA_DIR),
     publicUrl: (c.PUBLIC_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ''),
   };

@@ -11,8 +11,8 @@ export interface AppDeps {
   engine: Engine;
   accounts: AccountStore;
   clock: Clock;
-  /** Built from config by the billing routes when absent (billing/index.ts createPaymentProvider). */
-  payments?: PaymentProvider;
+  /** Built from config by the billing routes when absent (billing/index.ts createPaymentProvider); null = payments off. */
+  payments?: PaymentProvider | null;
   /** Point-in-time books; createApp reads them straight from the engine when absent. */
   books?: BookReader;
 }

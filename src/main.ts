@@ -1,4 +1,7 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
+import { AccountStoreLockedError } from './accounts/embedded-store.js';
 import { openAccountStore } from './accounts/index.js';
 import { createApp } from './app.js';
 import { createPaymentProvider } from './billing/index.js';
@@ -8,36 +11,47 @@ import { createEngine } from './clickhouse/index.js';
 import { DataDirLockedError } from './clickhouse/errors.js';
 import { runMigrations } from './clickhouse/migrations.js';
 import { systemClock } from './clock.js';
-import { ConfigError, loadConfig } from './config.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
 import { loadDemoDataIfEmpty } from './demo/load.js';
+import { gracefulServer } from './http/graceful-server.js';
 import { log, setLogLevel } from './log.js';
 
-/** Boot: config → engine + migrations → account store → demo data → HTTP; SIGTERM drains. */
+/** What start-up has opened so far: closed again if it fails, so no lock file outlives the process. */
+const opened: { close(): Promise<void> }[] = [];
+
+/** Boot: config → engine + migrations → account store → HTTP → demo data, recorder; SIGTERM drains. */
 async function main() {
   const config = loadConfig();
   setLogLevel(config.LOG_LEVEL);
   const engine = createEngine(config);
+  opened.push(engine);
   log.info('clickhouse backend', { backend: engine.backend, location: engine.location });
   const applied = await runMigrations(engine);
   if (applied.length) log.info('migrations applied', { applied });
   const accounts = await openAccountStore(config);
+  opened.push(accounts);
   log.info('account store', { kind: accounts.kind });
 
   const payments = createPaymentProvider(config);
-  log.info('payment provider', { provider: payments.name });
-  if (payments.name === 'sandbox') log.warn('billing runs in sandbox mode: invoices are paid with a local Pay button, no money moves (set NOWPAYMENTS_API_KEY for real payments)');
+  log.info('payment provider', { provider: config.PAYMENTS });
+  if (payments?.name === 'sandbox') log.warn('billing runs in sandbox mode: invoices are paid with a local Pay button, no money moves (set NOWPAYMENTS_API_KEY for real payments)');
+  if (!payments) log.warn('payments are off: subscribe answers 503 payments_unavailable (set NOWPAYMENTS_API_KEY, or PAYMENTS=sandbox to try billing)');
 
   const deps = { config, engine, accounts, clock: systemClock, payments };
   const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }) as Server;
+  const http = gracefulServer(server);
+  await new Promise((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' || err.code === 'EACCES' ? new ListenError(config, err.code) : err));
+  });
+  const url = `http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${(server.address() as AddressInfo).port}`;
+  log.info('listening', { url, openapi: `${url}/v1/openapi.json` });
+  process.stdout.write(`\n  tickhouse is serving on ${url}  (dashboard: ${url}/, API contract: ${url}/v1/openapi.json)\n\n`);
+  // Serve at once; a first start fills the empty store meanwhile (a few seconds of partial data).
+  loadDemoDataIfEmpty(deps).catch((err) => log.error('demo data failed to load', { error: String(err) }));
   // The embedded engine allows one process per DATA_DIR, so the recorder can share this one's.
   const recorder = config.RECORDER ? await startRecorder(engine, loadRecorderOptions(process.env)) : null;
-  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
-    const url = `http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${info.port}`;
-    log.info('listening', { url, openapi: `${url}/v1/openapi.json` });
-    process.stdout.write(`\n  tickhouse is serving on ${url}  (dashboard: ${url}/, API contract: ${url}/v1/openapi.json)\n\n`);
-    // Serve at once; a first start fills the empty store meanwhile (a few seconds of partial data).
-    loadDemoDataIfEmpty(deps).catch((err) => log.error('demo data failed to load', { error: String(err) }));
-  });
 
   // WebSocket handshakes (the replay) reach 'upgrade', not the request handler.
   app.replay.listen(server);
@@ -50,29 +64,40 @@ async function main() {
     // Stop accepting, let in-flight requests finish up to the grace period, then close engines.
     const force = setTimeout(() => {
       log.warn('grace period over; closing remaining connections');
-      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      http.cut();
     }, config.SHUTDOWN_GRACE_SECONDS * 1000);
     force.unref();
     // The recorder stops reading at once and flushes its buffer while in-flight requests finish.
     const recorderStopped = recorder?.stop() ?? Promise.resolve();
     app.replay.close();
-    server.close(async () => {
+    http.drain(async () => {
       await recorderStopped.catch((err) => log.error('recorder flush failed', { error: String(err) }));
       await Promise.allSettled([engine.close(), accounts.close()]);
       log.info('stopped');
       process.exit(0);
     });
-    (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
-main().catch((err) => {
-  if (err instanceof ConfigError || err instanceof DataDirLockedError) {
-    process.stderr.write(`tickhouse: ${err.message}\n`);
-  } else {
-    process.stderr.write(`tickhouse: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+/** The port cannot be had: taken by another process, or privileged. */
+class ListenError extends Error {
+  constructor(config: Config, code: 'EADDRINUSE' | 'EACCES') {
+    super(
+      code === 'EADDRINUSE'
+        ? `PORT ${config.PORT} is already in use on ${config.HOST}: stop the process listening there or set another PORT`
+        : `PORT ${config.PORT} on ${config.HOST} needs privileges this process lacks: set a PORT above 1023`,
+    );
   }
+}
+
+/** Problems an operator fixes (configuration, a port, a lock) are one line; anything else keeps its stack. */
+const OPERATOR_ERRORS = [ConfigError, DataDirLockedError, AccountStoreLockedError, ListenError];
+
+main().catch(async (err) => {
+  const known = OPERATOR_ERRORS.some((type) => err instanceof type);
+  process.stderr.write(known ? `tickhouse: ${err.message}\n` : `tickhouse: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  await Promise.allSettled(opened.reverse().map((resource) => resource.close()));
   process.exit(1);
 });

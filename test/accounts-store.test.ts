@@ -50,10 +50,26 @@ describeEachStore('AccountStore contract: %s', ({ open }) => {
     expect(await store.findByKeyHash(oldHash)).toEqual(a);
     await store.consumeDaily(a.id, '2026-06-24', 100);
     const newHash = hashApiKey('new');
-    await store.replaceKey(a.id, newHash);
+    expect(await store.replaceKey(a.id, newHash, hashApiKey('wrong'))).toBe(false);
+    expect(await store.replaceKey(a.id, oldHash, newHash)).toBe(true);
     expect(await store.findByKeyHash(oldHash)).toBeNull();
     expect(await store.findByKeyHash(newHash)).toEqual(a);
     expect(await store.getDaily(a.id, '2026-06-24')).toBe(1);
+    // The old key can no longer be swapped: compare-and-swap on the key hash.
+    expect(await store.replaceKey(a.id, oldHash, hashApiKey('newer'))).toBe(false);
+    expect(await store.findByKeyHash(newHash)).toEqual(a);
+    expect(await store.replaceKey('00000000-0000-4000-8000-000000000000', oldHash, hashApiKey('x'))).toBe(false);
+  });
+
+  it('of 20 concurrent key replacements from one key exactly one wins', async () => {
+    const oldHash = hashApiKey(`race-${Math.random()}`);
+    const a = await create({ keyHash: oldHash });
+    const hashes = Array.from({ length: 20 }, (_, i) => hashApiKey(`race-new-${i}-${Math.random()}`));
+    const results = await Promise.all(hashes.map((h) => store.replaceKey(a.id, oldHash, h)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const winner = hashes[results.indexOf(true)];
+    for (const h of hashes) expect(await store.findByKeyHash(h)).toEqual(h === winner ? a : null);
+    expect(await store.findByKeyHash(oldHash)).toBeNull();
   });
 
   it('sets a plan and its expiry (null clears it)', async () => {
@@ -122,12 +138,22 @@ describeEachStore('AccountStore contract: %s', ({ open }) => {
     expect(await store.getInvoice('nope')).toBeNull();
   });
 
-  it('claims an invoice upgrade exactly once, also under concurrency', async () => {
+  it('applies a paid invoice exactly once, also under concurrency; each of several invoices extends the last', async () => {
     const a = await create();
+    const paid = (paymentId: string, at: number) => store.applyPaidInvoice({ payment_id: paymentId, account_id: a.id, plan: 'monthly' }, at, (acc) => (acc.plan === 'monthly' ? acc.plan_expires_at! : at) + 1000);
     await store.createInvoice(invoice(a.id, `${a.id}-claim`, T0));
-    const claims = await Promise.all(Array.from({ length: 10 }, () => store.claimInvoiceUpgrade(`${a.id}-claim`)));
-    expect(claims.filter(Boolean)).toHaveLength(1);
-    expect(await store.claimInvoiceUpgrade(`${a.id}-claim`)).toBe(false);
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => paid(`${a.id}-claim`, T0 + 5)));
+    const applied = { applied: true, account: { ...a, plan: 'monthly', plan_expires_at: T0 + 1005 } };
+    expect(outcomes.filter((o) => o.applied)).toEqual([applied]);
+    expect(outcomes.filter((o) => !o.applied)).toEqual(Array(9).fill({ applied: false, reason: 'already_applied' }));
+    expect(await paid(`${a.id}-claim`, T0 + 6)).toEqual({ applied: false, reason: 'already_applied' });
+    expect(await store.getAccount(a.id)).toEqual(applied.account);
+    expect((await store.getInvoice(`${a.id}-claim`))!.paid_at).toBe(T0 + 5);
+    // Ten different invoices at once: every one is applied, each on the result of the one before.
+    const ten = await Promise.all(Array.from({ length: 10 }, (_, i) => paid(`${a.id}-renew-${i}`, T0 + 5)));
+    expect(ten.every((o) => o.applied)).toBe(true);
+    expect((await store.getAccount(a.id))!.plan_expires_at).toBe(T0 + 1005 + 10 * 1000);
+    expect(await store.applyPaidInvoice({ payment_id: 'p-x', account_id: '00000000-0000-4000-8000-000000000000', plan: 'daily' }, T0, () => T0)).toEqual({ applied: false, reason: 'no_account' });
   });
 
   it('keeps accounts, keys, counters and invoices across a restart', async () => {
@@ -137,13 +163,13 @@ describeEachStore('AccountStore contract: %s', ({ open }) => {
     await store.consumeDaily(a.id, '2026-06-24', 100);
     await store.incrementRegistrations('10.9.9.9', '2026-06-24T12');
     await store.createInvoice(invoice(a.id, `${a.id}-p`, T0));
-    await store.claimInvoiceUpgrade(`${a.id}-p`);
+    await store.applyPaidInvoice({ payment_id: `${a.id}-p`, account_id: a.id, plan: 'daily' }, T0 + 2, () => T0 + 1);
     store = await t.reopen();
     expect(await store.findByKeyHash(keyHash)).toEqual(a);
     expect(await store.getDaily(a.id, '2026-06-24')).toBe(2);
     expect(await store.incrementRegistrations('10.9.9.9', '2026-06-24T12')).toBe(2);
-    expect(await store.getInvoice(`${a.id}-p`)).toEqual(invoice(a.id, `${a.id}-p`, T0));
-    expect(await store.claimInvoiceUpgrade(`${a.id}-p`)).toBe(false);
+    expect(await store.getInvoice(`${a.id}-p`)).toEqual({ ...invoice(a.id, `${a.id}-p`, T0), paid_at: T0 + 2 });
+    expect(await store.applyPaidInvoice({ payment_id: `${a.id}-p`, account_id: a.id, plan: 'daily' }, T0 + 3, () => T0 + 9)).toEqual({ applied: false, reason: 'already_applied' });
   });
 });
 

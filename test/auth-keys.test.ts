@@ -126,10 +126,12 @@ describeEachStore('keys on the %s store', ({ kind, redisUrl }) => {
       for (const path of ['/v1/me', '/v1/orderbook/__probe']) {
         const res = await t.app.request(path, { headers });
         expect(res.status, JSON.stringify(headers)).toBe(401);
+        expect(res.headers.get('WWW-Authenticate')).toBe('Bearer');
         expect(await res.json()).toEqual(INVALID_KEY);
       }
       const res = await t.app.request('/v1/keys/regenerate', { method: 'POST', headers });
       expect(res.status).toBe(401);
+      expect(res.headers.get('WWW-Authenticate')).toBe('Bearer');
     }
     // The scheme name is case-insensitive (RFC 9110); the key itself is not.
     expect((await t.app.request('/v1/me', { headers: { Authorization: `bearer ${key}` } })).status).toBe(200);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPlanPurchase, expiryAfterPurchase } from '../src/accounts/plan-change.js';
+import { expiryAfterPurchase } from '../src/accounts/plan-change.js';
 import { isoUtc } from '../src/time.js';
 import { effectivePlan } from '../src/accounts/effective-plan.js';
 import { earliestAllowed } from '../src/auth/history-window.js';
@@ -125,15 +125,18 @@ describe('expiry and renewal', () => {
     clock.set(NOW);
     const { id, key } = await t.newAccount();
     expect((await me(key)).plan).toBe('free');
-    await applyPlanPurchase(t.accounts, id, 'daily', NOW);
+    // A paid invoice of plan daily, as the IPN handler applies it.
+    const buy = (accountId: string, paymentId: string) =>
+      t.accounts.applyPaidInvoice({ payment_id: paymentId, account_id: accountId, plan: 'daily' }, clock.now(), (a) => expiryAfterPurchase(a, 'daily', clock.now()));
+    await buy(id, `${id}-1`);
     expect(await me(key)).toMatchObject({ plan: 'daily', plan_active: true, plan_expires_at: '2026-06-25T15:30:00+00:00', data_access_days: 7, rate_limit_daily: 1000 });
     clock.set(NOW + 3_600_000);
-    await applyPlanPurchase(t.accounts, id, 'daily', clock.now());
+    await buy(id, `${id}-2`);
     expect((await me(key)).plan_expires_at).toBe('2026-06-26T15:30:00+00:00');
     clock.set(Date.UTC(2026, 5, 27));
     expect((await me(key)).plan_active).toBe(false);
-    await applyPlanPurchase(t.accounts, id, 'daily', clock.now());
+    await buy(id, `${id}-3`);
     expect((await me(key)).plan_expires_at).toBe('2026-06-28T00:00:00+00:00');
-    expect(await applyPlanPurchase(t.accounts, '00000000-0000-4000-8000-000000000000', 'daily', NOW)).toBeNull();
+    expect(await buy('00000000-0000-4000-8000-000000000000', 'p-none')).toEqual({ applied: false, reason: 'no_account' });
   });
 });

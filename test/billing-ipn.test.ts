@@ -92,7 +92,20 @@ describeEachStore('%s store', ({ redisUrl }) => {
 
     it('signed with another secret: 401', async () => {
       const body = ipnBody(invoice, 'finished');
-      expect((await b.ipn(body, signIpn(body, 'guess'))).status).toBe(401);
+      const res = await b.ipn(body, signIpn(body, 'guess'));
+      expect(res.status).toBe(401);
+      expect(res.headers.get('WWW-Authenticate')).toBe('Bearer');
+      await unchanged();
+    });
+
+    it('a body nested 3,000 levels deep (6 KB) is refused with 401, not a stack overflow; nothing changes', async () => {
+      const signature = 'ab'.repeat(64);
+      for (const raw of [`{"fee":${'['.repeat(3000)}${']'.repeat(3000)}}`, `${'{"fee":'.repeat(2000)}1${'}'.repeat(2000)}`]) {
+        expect(await read(await b.ipn(raw, signature))).toEqual({
+          status: 401,
+          body: { detail: { error: 'invalid_signature', message: 'The x-nowpayments-sig signature does not match the body.' } },
+        });
+      }
       await unchanged();
     });
 
@@ -160,10 +173,17 @@ describeEachStore('%s store', ({ redisUrl }) => {
       ['another currency', { price_currency: 'eur' }],
       ['no amount', { price_amount: null }],
       ['a non-numeric amount', { price_amount: 'lots' }],
-    ])('finished with %s never upgrades', async (_name, overrides) => {
-      expect((await read(await b.ipn(ipnBody(invoice, 'finished', overrides)))).body.data.upgraded).toBe(false);
+    ])('finished with %s never upgrades and is recorded as finished_mismatch', async (_name, overrides) => {
+      expect((await read(await b.ipn(ipnBody(invoice, 'finished', overrides)))).body).toEqual({
+        success: true,
+        data: { payment_id: invoice.payment_id, status: 'finished_mismatch', upgraded: false },
+      });
       await expectFree();
-      expect(await b.accounts.getInvoice(invoice.payment_id)).toMatchObject({ paid_at: null });
+      expect(await b.accounts.getInvoice(invoice.payment_id)).toMatchObject({ status: 'finished_mismatch', paid_at: null });
+      // A late progress report does not hide how it ended.
+      expect((await read(await b.ipn(ipnBody(invoice, 'confirming')))).body.data.status).toBe('finished_mismatch');
+      const status = await read(await b.call(account.key, 'GET', '/v1/billing/status'));
+      expect(status.body.data.invoices.map((i: { status: string }) => i.status)).toEqual(['finished_mismatch']);
     });
 
     it.each([
@@ -181,7 +201,7 @@ describeEachStore('%s store', ({ redisUrl }) => {
     it('a wrong-amount finished followed by the right one upgrades once', async () => {
       await b.ipn(ipnBody(invoice, 'finished', { price_amount: 1 }));
       await expectFree();
-      expect((await read(await b.ipn(ipnBody(invoice, 'finished')))).body.data.upgraded).toBe(true);
+      expect((await read(await b.ipn(ipnBody(invoice, 'finished')))).body.data).toEqual({ payment_id: invoice.payment_id, status: 'finished', upgraded: true });
     });
 
     it('concurrent duplicate finished IPNs upgrade exactly once', async () => {

@@ -25,8 +25,8 @@ const read = async (res: Response) => ({ status: res.status, body: (await res.js
 
 describe('sandbox provider', () => {
   it('is chosen without NOWPAYMENTS_API_KEY and signs with a random secret', () => {
-    expect(b.payments.name).toBe('sandbox');
-    expect(b.payments.ipnSecret).toMatch(/^[0-9a-f]{64}$/);
+    expect(b.payments?.name).toBe('sandbox');
+    expect(b.payments?.ipnSecret).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('subscribe → local invoice page → Pay → the account is upgraded, once', async () => {
@@ -77,6 +77,26 @@ describe('sandbox provider', () => {
     expect((await b.ipn(forged, signIpn(forged, ''))).status).toBe(401);
     expect((await b.ipn(forged, signIpn(forged, 'test-secret'))).status).toBe(401);
     expect(await b.accounts.getAccount(id)).toMatchObject({ plan: 'free' });
+  });
+
+  it('a signed finished IPN for the wrong amount: the page says so, not "Paid", and Pay still works', async () => {
+    const { id, key } = await b.newAccount();
+    const { payment_id, invoice_url } = (await read(await b.call(key, 'POST', '/v1/billing/subscribe', { plan: 'daily' }))).body.data;
+    const short = { ...sandboxPaymentIpn((await b.accounts.getInvoice(payment_id))!, clock.now()), price_amount: 0.5 };
+    expect((await read(await b.ipn(short))).body.data).toEqual({ payment_id, status: 'finished_mismatch', upgraded: false });
+    expect(await b.accounts.getAccount(id)).toMatchObject({ plan: 'free' });
+    const path = new URL(invoice_url).pathname;
+    const page = await (await b.app.request(path)).text();
+    expect(page).toContain('<dd data-testid="status">finished_mismatch</dd>');
+    expect(page).toContain(
+      '<p class="error" data-testid="mismatch">A payment was reported for another amount or currency than this invoice asks for: not paid, the plan is unchanged.</p>',
+    );
+    expect(page).not.toContain('data-testid="paid"');
+    expect((await b.app.request(`${path}/pay`, { method: 'POST' })).status).toBe(303);
+    expect(await b.accounts.getAccount(id)).toMatchObject({ plan: 'daily' });
+    const paid = await (await b.app.request(path)).text();
+    expect(paid).toContain('data-testid="paid"');
+    expect(paid).not.toContain('data-testid="mismatch"');
   });
 
   it('unknown invoice: 404 on the page and on Pay', async () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, signIpn, verifyIpnSignature } from '../src/billing/signature.js';
+import { canonicalJson, MAX_IPN_DEPTH, signIpn, verifyIpnSignature } from '../src/billing/signature.js';
 import { fixturePath } from './support/fixtures.js';
 
 const vectors = JSON.parse(readFileSync(fixturePath('nowpayments/hmac-vectors.json'), 'utf8')) as {
@@ -49,6 +49,18 @@ describe('IPN signature (BILLING.md)', () => {
     expect(verifyIpnSignature(reordered, go.x_nowpayments_sig, go.secret)).toBe(true);
     expect(verifyIpnSignature({ ...body(), fee: { ...(body().fee as object), serviceFee: 0.01 } }, go.x_nowpayments_sig, go.secret)).toBe(false);
     expect(canonicalJson({ b: [{ z: 1, a: { d: 1, c: 2 } }], a: null })).toBe('{"a":null,"b":[{"a":{"c":2,"d":1},"z":1}]}');
+  });
+
+  it('bounds the nesting: a body at the bound verifies, a deeper one never does (and never overflows the stack)', () => {
+    const nest = (levels: number): unknown => (levels === 0 ? 1 : { z: nest(levels - 1), a: [] });
+    // The body, MAX_IPN_DEPTH - 2 objects one inside the other, and the innermost one's array: MAX_IPN_DEPTH levels.
+    const deepest = { ...body(), extra: nest(MAX_IPN_DEPTH - 2) };
+    expect(verifyIpnSignature(deepest, signIpn(deepest, go.secret), go.secret)).toBe(true);
+    const tooDeep = { ...body(), extra: nest(MAX_IPN_DEPTH - 1) };
+    expect(verifyIpnSignature(tooDeep, go.x_nowpayments_sig, go.secret)).toBe(false);
+    expect(() => signIpn(tooDeep, go.secret)).toThrow(`nested deeper than ${MAX_IPN_DEPTH} levels`);
+    const arrays = JSON.parse(`{"fee":${'['.repeat(8000)}${']'.repeat(8000)}}`);
+    expect(verifyIpnSignature(arrays, go.x_nowpayments_sig, go.secret)).toBe(false);
   });
 
   it('signs amounts as sent: a string and a number are different bodies, each valid with its own signature', () => {

@@ -57,6 +57,7 @@ const url = (path: Path, change: Record<string, string | null>) => {
 
 const ASSET = 'asset_id must be 1-100 decimal digits';
 const TIME = (name: string) => `${name} must be an integer of Unix milliseconds (UTC), 0 or more`;
+const AMOUNT = 'amount must be a number of at least 0.000001';
 const INT = (name: string, lo: number, hi: number) => `${name} must be an integer between ${lo} and ${hi}`;
 const required = (message: string) => message.replace(/^(\w+) /, '$1 is required; it ');
 
@@ -103,9 +104,10 @@ cases.push([
   ['/v1/execution-price', { side: null }, 'side', required('side must be one of BUY, SELL')],
   ['/v1/execution-price', { side: 'buy' }, 'side', 'side must be one of BUY, SELL'],
   ['/v1/execution-price', { side: 'HOLD' }, 'side', 'side must be one of BUY, SELL'],
-  ['/v1/execution-price', { amount: null }, 'amount', required('amount must be a number greater than 0')],
-  ...['0', '-1', 'abc', 'NaN', 'Infinity', '', '1e999'].map(
-    (bad) => ['/v1/execution-price', { amount: bad }, 'amount', 'amount must be a number greater than 0'] as [Path, Record<string, string>, string, string],
+  ['/v1/execution-price', { amount: null }, 'amount', required(AMOUNT)],
+  // Below one millionth of a share (sizes have 6 decimals) an order fills nothing: 5e-324 once gave an average price of 0.
+  ...['0', '-1', 'abc', 'NaN', 'Infinity', '', '1e999', '5e-324', '0.00000099', '9.99e-7'].map(
+    (bad) => ['/v1/execution-price', { amount: bad }, 'amount', AMOUNT] as [Path, Record<string, string>, string, string],
   ),
 );
 
@@ -137,6 +139,7 @@ describe('order book endpoints: errors, defaults and the history window', () => 
     const anon = await ob.get(url('/v1/orderbook', {}), null);
     expect(anon.status).toBe(401);
     expect(anon.body.detail.error).toBe('invalid_api_key');
+    expect(anon.res.headers.get('www-authenticate')).toBe('Bearer');
     for (const path of Object.keys(BASE) as Path[]) {
       const res = await ob.get(url(path, {}));
       expect(res.res.headers.get('x-ratelimit-limit'), path).toBe('500000');
@@ -180,6 +183,11 @@ describe('order book endpoints: errors, defaults and the history window', () => 
     const sell = await ob.get(`/v1/execution-price?asset_id=${FRESH}&side=SELL&amount=2.5&timestamp=${NOW}`);
     expect(sell.body.data).toEqual({
       side: 'SELL', requested_amount: 2.5, filled_amount: 1, average_price: 0.3, best_price: 0.3, slippage: 0, slippage_bps: 0, fully_filled: false, fills: [{ price: 0.3, size: 1 }],
+    });
+    // The smallest meaningful order, one millionth of a share, is answered.
+    const tiny = await ob.get(`/v1/execution-price?asset_id=${FRESH}&side=SELL&amount=0.000001&timestamp=${NOW}`);
+    expect(tiny.body.data).toEqual({
+      side: 'SELL', requested_amount: 0.000001, filled_amount: 0.000001, average_price: 0.3, best_price: 0.3, slippage: 0, slippage_bps: 0, fully_filled: true, fills: [{ price: 0.3, size: 0.000001 }],
     });
     const history = await ob.get(`/v1/prices-history?asset_id=${OLD}&start=${OLD_T}&end=${NOW}`);
     expect(history.body).toEqual({

@@ -1,18 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { open, rename } from 'node:fs/promises';
+import { open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { log } from '../log.js';
 import type { PlanName } from '../plans.js';
 import { AccountNotFoundError, StoreUnavailableError } from './errors.js';
-import type { AccountStore } from './store.js';
+import type { AccountStore, PaidInvoice, PaidInvoiceOutcome } from './store.js';
 import type { Account, Invoice } from './types.js';
 
 /**
  * AccountStore for a single process without Redis: everything in memory, persisted to
  * `DATA_DIR/accounts.json` by writing a temporary file and renaming it over the old one (a crash
- * leaves the old or the new file, never half of one). Account and invoice changes are on disk before
- * the call returns; request counters are flushed at most a second later and on close.
+ * leaves the old or the new file, never half of one). Account, key and invoice changes take effect
+ * only once they are on disk (a refused write changes nothing, see commit()); request counters are
+ * flushed at most a second later and on close.
  * `accounts.lock` keeps a second process (e.g. the admin CLI while the service runs) from
  * overwriting the file with its own stale copy.
  */
@@ -79,15 +80,27 @@ function readSnapshot(file: string): Snapshot {
   }
 }
 
+/** Accounts, keys and invoices: changed only by commit(), never before their snapshot is on disk. */
+interface Durable {
+  accounts: Map<string, StoredAccount>;
+  byKeyHash: Map<string, string>;
+  invoices: Map<string, Invoice>;
+  /** Payment ids whose purchase has been applied to their account. */
+  claimed: Set<string>;
+}
+
+/** A mutation's answer when it changed nothing: no snapshot is written for it. */
+class Unchanged<T> {
+  constructor(readonly value: T) {}
+}
+const unchanged = <T>(value: T) => new Unchanged(value);
+
 class EmbeddedAccountStore implements AccountStore {
   readonly kind = 'embedded' as const;
   private readonly file: string;
-  private readonly accounts = new Map<string, StoredAccount>();
-  private readonly byKeyHash = new Map<string, string>();
+  private durable: Durable;
   private readonly counters: Map<string, number>;
   private readonly registrations: Map<string, number>;
-  private readonly invoices = new Map<string, Invoice>();
-  private readonly claimed: Set<string>;
   private flushTimer: NodeJS.Timeout | undefined;
   /** Writes run one after another so an older snapshot never lands after a newer one. */
   private writing: Promise<void> = Promise.resolve();
@@ -95,18 +108,32 @@ class EmbeddedAccountStore implements AccountStore {
 
   constructor(private readonly dir: string, snapshot: Snapshot) {
     this.file = join(dir, 'accounts.json');
-    for (const a of snapshot.accounts) {
-      this.accounts.set(a.id, a);
-      this.byKeyHash.set(a.key_hash, a.id);
-    }
+    this.durable = {
+      accounts: new Map(snapshot.accounts.map((a) => [a.id, a])),
+      byKeyHash: new Map(snapshot.accounts.map((a) => [a.key_hash, a.id])),
+      invoices: new Map(snapshot.invoices.map((i) => [i.payment_id, i])),
+      claimed: new Set(snapshot.claimed),
+    };
     this.counters = new Map(Object.entries(snapshot.counters));
     this.registrations = new Map(Object.entries(snapshot.registrations));
-    for (const i of snapshot.invoices) this.invoices.set(i.payment_id, i);
-    this.claimed = new Set(snapshot.claimed);
   }
 
+  /**
+   * Ready only while a snapshot could be written now: the probe creates, fills, syncs and removes
+   * the very temporary file a write uses (a full disk or a read-only directory fails it), in turn
+   * with the writes so it never meets one halfway.
+   */
   async ping() {
-    return !this.closed;
+    if (this.closed) return false;
+    const probe = this.writing.then(() => probeWritable(tempFileOf(this.file)));
+    this.writing = probe.catch(() => {});
+    return probe.then(
+      () => true,
+      (err) => {
+        log.warn('account store is not writable', { file: this.file, error: (err as Error).message });
+        return false;
+      },
+    );
   }
 
   async close() {
@@ -119,40 +146,59 @@ class EmbeddedAccountStore implements AccountStore {
 
   async createAccount(input: { email: string | null; keyHash: string; plan: PlanName; plan_expires_at: number | null; now: number }) {
     const account: Account = { id: randomUUID(), email: input.email, plan: input.plan, plan_expires_at: input.plan_expires_at, created_at: input.now };
-    this.accounts.set(account.id, { ...account, key_hash: input.keyHash });
-    this.byKeyHash.set(input.keyHash, account.id);
-    await this.flush();
-    return account;
+    return this.commit((draft) => {
+      draft.accounts.set(account.id, { ...account, key_hash: input.keyHash });
+      draft.byKeyHash.set(input.keyHash, account.id);
+      return account;
+    });
   }
 
   async getAccount(id: string) {
-    const stored = this.accounts.get(id);
+    const stored = this.durable.accounts.get(id);
     return stored ? publicAccount(stored) : null;
   }
 
   async countAccounts() {
-    return this.accounts.size;
+    return this.durable.accounts.size;
   }
 
   async findByKeyHash(keyHash: string) {
-    const id = this.byKeyHash.get(keyHash);
+    const id = this.durable.byKeyHash.get(keyHash);
     return id === undefined ? null : this.getAccount(id);
   }
 
-  async replaceKey(accountId: string, newKeyHash: string) {
-    const stored = this.mustGet(accountId);
-    this.byKeyHash.delete(stored.key_hash);
-    stored.key_hash = newKeyHash;
-    this.byKeyHash.set(newKeyHash, accountId);
-    await this.flush();
+  async replaceKey(accountId: string, expectedKeyHash: string, newKeyHash: string) {
+    return this.commit((draft) => {
+      const stored = draft.accounts.get(accountId);
+      if (!stored || stored.key_hash !== expectedKeyHash) return unchanged(false);
+      draft.byKeyHash.delete(stored.key_hash);
+      stored.key_hash = newKeyHash;
+      draft.byKeyHash.set(newKeyHash, accountId);
+      return true;
+    });
   }
 
   async setPlan(accountId: string, plan: PlanName, planExpiresAt: number | null) {
-    const stored = this.mustGet(accountId);
-    stored.plan = plan;
-    stored.plan_expires_at = planExpiresAt;
-    await this.flush();
-    return publicAccount(stored);
+    return this.commit((draft) => {
+      const stored = mustGet(draft, accountId);
+      stored.plan = plan;
+      stored.plan_expires_at = planExpiresAt;
+      return publicAccount(stored);
+    });
+  }
+
+  async applyPaidInvoice(invoice: PaidInvoice, paidAt: number, expiryOf: (account: Account) => number): Promise<PaidInvoiceOutcome> {
+    return this.commit<PaidInvoiceOutcome>((draft) => {
+      if (draft.claimed.has(invoice.payment_id)) return unchanged({ applied: false, reason: 'already_applied' });
+      const stored = draft.accounts.get(invoice.account_id);
+      if (!stored) return unchanged({ applied: false, reason: 'no_account' });
+      stored.plan_expires_at = expiryOf(publicAccount(stored));
+      stored.plan = invoice.plan;
+      draft.claimed.add(invoice.payment_id);
+      const record = draft.invoices.get(invoice.payment_id);
+      if (record) record.paid_at = paidAt;
+      return { applied: true, account: publicAccount(stored) };
+    });
   }
 
   async getDaily(accountId: string, day: string) {
@@ -170,42 +216,53 @@ class EmbeddedAccountStore implements AccountStore {
   }
 
   async createInvoice(invoice: Invoice) {
-    this.invoices.set(invoice.payment_id, { ...invoice });
-    await this.flush();
+    await this.commit((draft) => {
+      draft.invoices.set(invoice.payment_id, { ...invoice });
+    });
   }
 
   async getInvoice(paymentId: string) {
-    const invoice = this.invoices.get(paymentId);
+    const invoice = this.durable.invoices.get(paymentId);
     return invoice ? { ...invoice } : null;
   }
 
   async updateInvoice(paymentId: string, patch: Partial<Pick<Invoice, 'status' | 'updated_at' | 'paid_at'>>) {
-    const invoice = this.invoices.get(paymentId);
-    if (!invoice) return null;
-    for (const [name, value] of Object.entries(patch)) if (value !== undefined) Object.assign(invoice, { [name]: value });
-    await this.flush();
-    return { ...invoice };
+    return this.commit((draft) => {
+      const invoice = draft.invoices.get(paymentId);
+      if (!invoice) return unchanged(null);
+      for (const [name, value] of Object.entries(patch)) if (value !== undefined) Object.assign(invoice, { [name]: value });
+      return { ...invoice };
+    });
   }
 
   async listInvoices(accountId: string, limit: number) {
-    return [...this.invoices.values()]
+    return [...this.durable.invoices.values()]
       .filter((i) => i.account_id === accountId)
       .sort((a, b) => b.created_at - a.created_at || (a.payment_id < b.payment_id ? 1 : -1))
       .slice(0, limit)
       .map((i) => ({ ...i }));
   }
 
-  async claimInvoiceUpgrade(paymentId: string) {
-    if (this.claimed.has(paymentId)) return false;
-    this.claimed.add(paymentId);
-    await this.flush();
-    return true;
-  }
-
-  private mustGet(accountId: string) {
-    const stored = this.accounts.get(accountId);
-    if (!stored) throw new AccountNotFoundError(accountId);
-    return stored;
+  /**
+   * The one way accounts, keys and invoices change: `mutate` edits a copy of them, the copy's snapshot
+   * is written, and only then does the copy become the state. A failed write (disk full, read-only)
+   * leaves everything as it was and answers 503. Mutations queue behind the writes, so each one
+   * starts from the state its predecessor committed.
+   */
+  private commit<T>(mutate: (draft: Durable) => T | Unchanged<T>): Promise<T> {
+    const run = this.writing.then(async () => {
+      const draft = structuredClone(this.durable);
+      const result = mutate(draft);
+      if (result instanceof Unchanged) return result.value;
+      await this.write(draft);
+      this.durable = draft;
+      return result;
+    });
+    this.writing = run.then(
+      () => {},
+      () => {},
+    );
+    return run;
   }
 
   /** Counter changes: in memory now, on disk within COUNTER_FLUSH_MS. */
@@ -218,28 +275,40 @@ class EmbeddedAccountStore implements AccountStore {
     return value;
   }
 
+  /** Writes the committed state with the counters of now (counter changes ride along with any write). */
   private flush(): Promise<void> {
-    clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    const body = JSON.stringify(this.snapshot());
-    const write = this.writing.then(() => writeAtomically(this.file, body));
+    const write = this.writing.then(() => this.write(this.durable));
     this.writing = write.catch(() => {});
-    return write.catch((err) => {
-      log.error('account store write failed', { file: this.file, error: (err as Error).message });
-      throw new StoreUnavailableError({ cause: err });
-    });
+    return write;
   }
 
-  private snapshot(): Snapshot {
+  private async write(durable: Durable) {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    try {
+      await writeAtomically(this.file, JSON.stringify(this.snapshot(durable)));
+    } catch (err) {
+      log.error('account store write failed', { file: this.file, error: (err as Error).message });
+      throw new StoreUnavailableError({ cause: err });
+    }
+  }
+
+  private snapshot(durable: Durable): Snapshot {
     return {
       version: 1,
-      accounts: [...this.accounts.values()],
+      accounts: [...durable.accounts.values()],
       counters: Object.fromEntries(pruneToRecent(this.counters)),
       registrations: Object.fromEntries(pruneToRecent(this.registrations)),
-      invoices: [...this.invoices.values()],
-      claimed: [...this.claimed],
+      invoices: [...durable.invoices.values()],
+      claimed: [...durable.claimed],
     };
   }
+}
+
+function mustGet(durable: Durable, accountId: string) {
+  const stored = durable.accounts.get(accountId);
+  if (!stored) throw new AccountNotFoundError(accountId);
+  return stored;
 }
 
 /**
@@ -253,16 +322,27 @@ function pruneToRecent(map: Map<string, number>): Map<string, number> {
   return map;
 }
 
-async function writeAtomically(file: string, body: string) {
-  const tmp = `${file}.${process.pid}.tmp`;
-  const handle = await open(tmp, 'w');
+const tempFileOf = (file: string) => `${file}.${process.pid}.tmp`;
+
+async function writeSynced(path: string, body: string) {
+  const handle = await open(path, 'w');
   try {
     await handle.writeFile(body);
     await handle.sync();
   } finally {
     await handle.close();
   }
+}
+
+async function writeAtomically(file: string, body: string) {
+  const tmp = tempFileOf(file);
+  await writeSynced(tmp, body);
   await rename(tmp, file);
+}
+
+async function probeWritable(tmp: string) {
+  await writeSynced(tmp, 'probe');
+  await unlink(tmp);
 }
 
 function publicAccount({ key_hash: _hash, ...account }: StoredAccount): Account {

@@ -1,5 +1,5 @@
 import type { PlanName } from '../plans.js';
-import type { AccountStore } from './store.js';
+import type { AccountStore, PaidInvoice } from './store.js';
 import type { Account, Invoice } from './types.js';
 
 /**
@@ -30,10 +30,11 @@ class CachedAccountStore implements AccountStore {
     return account;
   }
 
-  async replaceKey(accountId: string, newKeyHash: string) {
+  async replaceKey(accountId: string, expectedKeyHash: string, newKeyHash: string) {
     this.drop(accountId);
-    await this.store.replaceKey(accountId, newKeyHash);
+    const replaced = await this.store.replaceKey(accountId, expectedKeyHash, newKeyHash);
     this.drop(accountId);
+    return replaced;
   }
 
   async setPlan(accountId: string, plan: PlanName, planExpiresAt: number | null) {
@@ -41,6 +42,13 @@ class CachedAccountStore implements AccountStore {
     const account = await this.store.setPlan(accountId, plan, planExpiresAt);
     this.drop(accountId);
     return account;
+  }
+
+  async applyPaidInvoice(invoice: PaidInvoice, paidAt: number, expiryOf: (account: Account) => number) {
+    this.drop(invoice.account_id);
+    const outcome = await this.store.applyPaidInvoice(invoice, paidAt, expiryOf);
+    this.drop(invoice.account_id);
+    return outcome;
   }
 
   private remember(keyHash: string, account: Account) {
@@ -66,5 +74,4 @@ class CachedAccountStore implements AccountStore {
   getInvoice = (paymentId: string) => this.store.getInvoice(paymentId);
   updateInvoice = (paymentId: string, patch: Parameters<AccountStore['updateInvoice']>[1]) => this.store.updateInvoice(paymentId, patch);
   listInvoices = (accountId: string, limit: number) => this.store.listInvoices(accountId, limit);
-  claimInvoiceUpgrade = (paymentId: string) => this.store.claimInvoiceUpgrade(paymentId);
 }

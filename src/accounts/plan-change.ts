@@ -1,6 +1,5 @@
 import { isPlanActive } from './effective-plan.js';
 import { PLANS, type PlanName } from '../plans.js';
-import type { AccountStore } from './store.js';
 import { DAY, wholeSecondAtOrAfter } from '../time.js';
 import type { Account } from './types.js';
 
@@ -14,13 +13,6 @@ export function expiryAfterPurchase(account: Pick<Account, 'plan' | 'plan_expire
   const duration = PLANS[plan].duration_days * DAY;
   const extendsCurrent = account.plan === plan && isPlanActive(account, paidAt) && account.plan_expires_at !== null;
   return wholeSecondAtOrAfter((extendsCurrent ? account.plan_expires_at! : paidAt) + duration);
-}
-
-/** Applies a paid purchase to the account (billing calls this once per finished invoice). */
-export async function applyPlanPurchase(store: AccountStore, accountId: string, plan: PaidPlan, paidAt: number): Promise<Account | null> {
-  const account = await store.getAccount(accountId);
-  if (!account) return null;
-  return store.setPlan(accountId, plan, expiryAfterPurchase(account, plan, paidAt));
 }
 
 /** An operator's grant (admin CLI): the plan starts now for `days` (default: the plan's duration). */

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { log } from '../log.js';
 import type { PlanName } from '../plans.js';
 import { AccountNotFoundError, StoreUnavailableError } from './errors.js';
-import type { AccountStore } from './store.js';
+import type { AccountStore, PaidInvoice, PaidInvoiceOutcome } from './store.js';
 import type { Account, Invoice } from './types.js';
 
 /**
@@ -13,11 +13,13 @@ import type { Account, Invoice } from './types.js';
  *   {acct:<id>}:day:<YYYY-MM-DD>   string request counter of that UTC day, expires 2 days after its first use
  *   {acct:<id>}:invoices           zset   payment ids scored by created_at
  *   apikey:<sha256>                string account id (the plaintext key is never stored)
- *   invoice:{<payment_id>}         hash   the invoice record; :claimed marks the upgrade as applied
+ *   invoice:{<payment_id>}         hash   the invoice record; :claimed marks its purchase as applied
  *   reg:<ip>:<YYYY-MM-DDTHH>       string registrations from that IP in that hour
  *   accounts:count                 string number of accounts created
  * A key hash resolves only while the account's own `key_hash` still equals it, so switching that one
- * field is the atomic moment a regenerated key replaces the old one.
+ * field is the atomic moment a regenerated key replaces the old one. Every change that spans keys is
+ * one MULTI or one script, so a failure leaves all of it or none (the scripts span hash tags: one
+ * Redis, not a Cluster).
  */
 const DAY_SECONDS = 86_400;
 
@@ -36,16 +38,37 @@ if n > 0 then redis.call('HSET', KEYS[1], unpack(ARGV, 2, 1 + n * 2)) end
 for i = 2 + n * 2, #ARGV do redis.call('HDEL', KEYS[1], ARGV[i]) end
 return redis.call('HGETALL', KEYS[1])`;
 
-const SWAP_KEY_HASH = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-local old = redis.call('HGET', KEYS[1], 'key_hash')
-redis.call('HSET', KEYS[1], 'key_hash', ARGV[1])
-return old`;
+/**
+ * Compare-and-swap of the key: KEYS = account hash, old apikey, new apikey; ARGV = expected hash,
+ * new hash, account id. 0 when the account's key is no longer the expected one.
+ */
+const REPLACE_KEY = `
+if redis.call('HGET', KEYS[1], 'key_hash') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'key_hash', ARGV[2])
+redis.call('SET', KEYS[3], ARGV[3])
+redis.call('DEL', KEYS[2])
+return 1`;
+
+/**
+ * A paid invoice's purchase, once: KEYS = account hash, invoice hash, its claimed marker; ARGV = the
+ * plan and expiry the caller read ('' = none), the new plan and expiry, paid_at. 'changed' when the
+ * account moved since it was read (the caller recomputes and retries).
+ */
+const APPLY_PAID_INVOICE = `
+if redis.call('EXISTS', KEYS[3]) == 1 then return 'already_applied' end
+local plan = redis.call('HGET', KEYS[1], 'plan')
+if not plan then return 'no_account' end
+if plan ~= ARGV[1] or (redis.call('HGET', KEYS[1], 'plan_expires_at') or '') ~= ARGV[2] then return 'changed' end
+redis.call('HSET', KEYS[1], 'plan', ARGV[3], 'plan_expires_at', ARGV[4])
+if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HSET', KEYS[2], 'paid_at', ARGV[5]) end
+redis.call('SET', KEYS[3], '1')
+return 'applied'`;
 
 type Scripted = Redis & {
   consumeDaily(key: string, limit: number, ttl: number): Promise<[number, number]>;
   patchIfExists(key: string, ...args: (string | number)[]): Promise<string[] | null>;
-  swapKeyHash(key: string, newHash: string): Promise<string | null>;
+  replaceKey(account: string, oldApiKey: string, newApiKey: string, expectedHash: string, newHash: string, accountId: string): Promise<number>;
+  applyPaidInvoice(account: string, invoice: string, claimed: string, ...args: (string | number)[]): Promise<'applied' | 'already_applied' | 'no_account' | 'changed'>;
 };
 
 export interface RedisStoreOptions {
@@ -69,7 +92,8 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
   }) as Scripted;
   redis.defineCommand('consumeDaily', { numberOfKeys: 1, lua: CONSUME_DAILY });
   redis.defineCommand('patchIfExists', { numberOfKeys: 1, lua: PATCH_IF_EXISTS });
-  redis.defineCommand('swapKeyHash', { numberOfKeys: 1, lua: SWAP_KEY_HASH });
+  redis.defineCommand('replaceKey', { numberOfKeys: 3, lua: REPLACE_KEY });
+  redis.defineCommand('applyPaidInvoice', { numberOfKeys: 3, lua: APPLY_PAID_INVOICE });
 
   let lastErrorLog = 0;
   redis.on('error', (err: Error) => {
@@ -116,11 +140,12 @@ class RedisAccountStore implements AccountStore {
   async createAccount(input: { email: string | null; keyHash: string; plan: PlanName; plan_expires_at: number | null; now: number }) {
     const account: Account = { id: randomUUID(), email: input.email, plan: input.plan, plan_expires_at: input.plan_expires_at, created_at: input.now };
     await this.call(() =>
-      Promise.all([
-        this.redis.hset(acctKey(account.id), { ...accountFields(account), key_hash: input.keyHash }),
-        this.redis.set(apiKeyKey(input.keyHash), account.id),
-        this.redis.incr('accounts:count'),
-      ]),
+      this.redis
+        .multi()
+        .hset(acctKey(account.id), { ...accountFields(account), key_hash: input.keyHash })
+        .set(apiKeyKey(input.keyHash), account.id)
+        .incr('accounts:count')
+        .exec(),
     );
     return account;
   }
@@ -141,11 +166,11 @@ class RedisAccountStore implements AccountStore {
     return fields.id && fields.key_hash === keyHash ? parseAccount(fields) : null;
   }
 
-  async replaceKey(accountId: string, newKeyHash: string) {
-    await this.call(() => this.redis.set(apiKeyKey(newKeyHash), accountId));
-    const old = await this.call(() => this.redis.swapKeyHash(acctKey(accountId), newKeyHash));
-    if (old === null) throw new AccountNotFoundError(accountId);
-    if (old !== newKeyHash) await this.call(() => this.redis.del(apiKeyKey(old)));
+  async replaceKey(accountId: string, expectedKeyHash: string, newKeyHash: string) {
+    const swapped = await this.call(() =>
+      this.redis.replaceKey(acctKey(accountId), apiKeyKey(expectedKeyHash), apiKeyKey(newKeyHash), expectedKeyHash, newKeyHash, accountId),
+    );
+    return swapped === 1;
   }
 
   async setPlan(accountId: string, plan: PlanName, planExpiresAt: number | null) {
@@ -172,10 +197,11 @@ class RedisAccountStore implements AccountStore {
 
   async createInvoice(invoice: Invoice) {
     await this.call(() =>
-      Promise.all([
-        this.redis.hset(invoiceKey(invoice.payment_id), invoiceFields(invoice)),
-        this.redis.zadd(invoicesKey(invoice.account_id), invoice.created_at, invoice.payment_id),
-      ]),
+      this.redis
+        .multi()
+        .hset(invoiceKey(invoice.payment_id), invoiceFields(invoice))
+        .zadd(invoicesKey(invoice.account_id), invoice.created_at, invoice.payment_id)
+        .exec(),
     );
   }
 
@@ -205,8 +231,27 @@ class RedisAccountStore implements AccountStore {
     return results!.map(([, fields]) => fields as Record<string, string>).filter((f) => f.payment_id).map(parseInvoice);
   }
 
-  async claimInvoiceUpgrade(paymentId: string) {
-    return (await this.call(() => this.redis.set(`${invoiceKey(paymentId)}:claimed`, '1', 'NX'))) === 'OK';
+  /** Read, compute the expiry here (the rule lives in plan-change.ts), then compare-and-set; retried while another change lands in between. */
+  async applyPaidInvoice(invoice: PaidInvoice, paidAt: number, expiryOf: (account: Account) => number): Promise<PaidInvoiceOutcome> {
+    for (;;) {
+      const account = await this.getAccount(invoice.account_id);
+      if (!account) return { applied: false, reason: 'no_account' };
+      const expiresAt = expiryOf(account);
+      const result = await this.call(() =>
+        this.redis.applyPaidInvoice(
+          acctKey(invoice.account_id),
+          invoiceKey(invoice.payment_id),
+          `${invoiceKey(invoice.payment_id)}:claimed`,
+          account.plan,
+          account.plan_expires_at ?? '',
+          invoice.plan,
+          expiresAt,
+          paidAt,
+        ),
+      );
+      if (result === 'applied') return { applied: true, account: { ...account, plan: invoice.plan, plan_expires_at: expiresAt } };
+      if (result !== 'changed') return { applied: false, reason: result };
+    }
   }
 }
 

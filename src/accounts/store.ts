@@ -17,8 +17,12 @@ export interface AccountStore {
   /** How many accounts exist (the embedded first start prints a demo key when there are none). */
   countAccounts(): Promise<number>;
   findByKeyHash(keyHash: string): Promise<Account | null>;
-  /** Atomically replaces the account's key hash: the old hash stops resolving at once. */
-  replaceKey(accountId: string, newKeyHash: string): Promise<void>;
+  /**
+   * Compare-and-swap of the account's key hash: only while it is still `expectedKeyHash` does it
+   * become `newKeyHash` (the old one stops resolving at once). False when another regeneration won,
+   * so of concurrent regenerations with one key exactly one succeeds.
+   */
+  replaceKey(accountId: string, expectedKeyHash: string, newKeyHash: string): Promise<boolean>;
   setPlan(accountId: string, plan: PlanName, planExpiresAt: number | null): Promise<Account>;
 
   /** The account's request counter for `day` (YYYY-MM-DD, UTC). */
@@ -37,6 +41,15 @@ export interface AccountStore {
   updateInvoice(paymentId: string, patch: Partial<Pick<Invoice, 'status' | 'updated_at' | 'paid_at'>>): Promise<Invoice | null>;
   /** Newest first. */
   listInvoices(accountId: string, limit: number): Promise<Invoice[]>;
-  /** True exactly once per invoice: the caller that gets true applies the upgrade (IPN idempotency). */
-  claimInvoiceUpgrade(paymentId: string): Promise<boolean>;
+  /**
+   * The purchase of a paid invoice, in one atomic step and at most once per invoice, whichever
+   * process (replica) asks: sets the invoice's plan on the account with the expiry `expiryOf`
+   * computes from the account as it is at that moment, marks the invoice applied and sets its
+   * `paid_at`. IPN retries and races get `already_applied`.
+   */
+  applyPaidInvoice(invoice: PaidInvoice, paidAt: number, expiryOf: (account: Account) => number): Promise<PaidInvoiceOutcome>;
 }
+
+export type PaidInvoice = Pick<Invoice, 'payment_id' | 'account_id' | 'plan'>;
+
+export type PaidInvoiceOutcome = { applied: true; account: Account } | { applied: false; reason: 'already_applied' | 'no_account' };

@@ -18,6 +18,8 @@ export type InvoiceStatus =
   | 'sending'
   | 'partially_paid'
   | 'finished'
+  /** Reported `finished`, but for another amount or currency than the invoice's: no upgrade. */
+  | 'finished_mismatch'
   | 'failed'
   | 'refunded'
   | 'expired';

@@ -9,7 +9,7 @@ import { hashApiKey, looksLikeApiKey } from './keys.js';
 
 type AuthDeps = Pick<AppDeps, 'accounts' | 'clock' | 'config'>;
 
-const invalidKey = () => new ApiError('invalid_api_key', 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).');
+export const invalidKey = () => new ApiError('invalid_api_key', 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).');
 
 /**
  * `Authorization: Bearer <key>` → the account, its effective plan (expiry applied) and the start of
@@ -43,8 +43,11 @@ export function requirePathKey(deps: AuthDeps): MiddlewareHandler<AppEnv> {
 /** Looks `key` up; when an account has it, puts the account, effective plan and window start on the context. */
 async function signIn(deps: AuthDeps, c: Context<AppEnv>, key: string): Promise<boolean> {
   if (!looksLikeApiKey(key, deps.config.API_KEY_PREFIX)) return false;
-  const account = await deps.accounts.findByKeyHash(hashApiKey(key));
+  const keyHash = hashApiKey(key);
+  const account = await deps.accounts.findByKeyHash(keyHash);
   if (!account) return false;
+  // Key regeneration swaps exactly this hash (compare-and-swap): a concurrent one that lost gets 401.
+  c.set('keyHash', keyHash);
   const now = deps.clock.now();
   const effective = effectivePlan(account, now);
   c.set('account', account);

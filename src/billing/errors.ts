@@ -25,3 +25,8 @@ export class IpnPayloadError extends Error {
 export class InvoiceNotFoundError extends Error {
   override name = 'InvoiceNotFoundError';
 }
+
+/** No payment provider is configured (PAYMENTS=none, the default with a server backend): no plan can be bought here. */
+export class PaymentsUnavailableError extends Error {
+  override name = 'PaymentsUnavailableError';
+}

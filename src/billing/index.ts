@@ -7,13 +7,15 @@ import { SandboxProvider } from './sandbox.js';
 export type { PaymentProvider } from './provider.js';
 
 /**
- * NOWPayments when NOWPAYMENTS_API_KEY is set, the sandbox otherwise (BILLING.md). Without
- * NOWPAYMENTS_IPN_SECRET the sandbox signs with a random secret made now, so only its own Pay
- * button can produce a valid IPN; the real processor cannot work without the shared secret.
+ * The provider config.PAYMENTS names (BILLING.md), or null when payments are off: subscribe then
+ * answers 503 payments_unavailable. Without NOWPAYMENTS_IPN_SECRET the sandbox signs with a random
+ * secret made now, so only its own Pay button can produce a valid IPN; the real processor cannot
+ * work without the shared secret.
  */
-export function createPaymentProvider(config: Config): PaymentProvider {
-  if (config.NOWPAYMENTS_API_KEY) {
-    if (!config.NOWPAYMENTS_IPN_SECRET) {
+export function createPaymentProvider(config: Config): PaymentProvider | null {
+  if (config.PAYMENTS === 'none') return null;
+  if (config.PAYMENTS === 'nowpayments') {
+    if (!config.NOWPAYMENTS_API_KEY || !config.NOWPAYMENTS_IPN_SECRET) {
       throw new ConfigError('Invalid configuration: NOWPAYMENTS_IPN_SECRET is required when NOWPAYMENTS_API_KEY is set (IPNs could not be verified)');
     }
     return new NowPaymentsProvider({

@@ -1,4 +1,4 @@
-import { applyPlanPurchase } from '../accounts/plan-change.js';
+import { expiryAfterPurchase } from '../accounts/plan-change.js';
 import type { AccountStore } from '../accounts/store.js';
 import type { Invoice, InvoiceStatus } from '../accounts/types.js';
 import type { Clock } from '../clock.js';
@@ -9,8 +9,9 @@ import { verifyIpnSignature } from './signature.js';
 /** IPN handling (BILLING.md "IPN callback"): verify, match, record the status, upgrade once on `finished`. */
 
 export const IPN_STATUSES: readonly InvoiceStatus[] = ['waiting', 'confirming', 'confirmed', 'sending', 'partially_paid', 'finished', 'failed', 'refunded', 'expired'];
-/** Progress reports that a late or retried IPN may deliver after `finished`; they must not hide that it was paid. */
+/** Progress reports that a late or retried IPN may deliver after the payment; they must not hide how it ended. */
 const BEFORE_FINISHED = new Set<InvoiceStatus>(['waiting', 'confirming', 'confirmed', 'sending', 'partially_paid']);
+const SETTLED = new Set<InvoiceStatus>(['finished', 'finished_mismatch']);
 
 export interface IpnOutcome {
   payment_id: string;
@@ -42,7 +43,7 @@ export async function handleIpn(
     throw new IpnPayloadError('payment_status', `payment_status must be one of ${IPN_STATUSES.join(', ')}`);
   }
   const invoice = await findInvoice(deps, body);
-  return withAccountLock(invoice.account_id, () => record(deps, invoice, status as InvoiceStatus, body));
+  return record(deps, invoice, status as InvoiceStatus, body);
 }
 
 function parseObject(rawBody: string): Record<string, unknown> {
@@ -69,31 +70,31 @@ async function findInvoice(deps: Pick<IpnDeps, 'accounts'>, body: Record<string,
 
 const idText = (value: unknown) => (typeof value === 'string' && value !== '' ? value : typeof value === 'number' ? String(value) : null);
 
-async function record(deps: IpnDeps, invoice: Invoice, status: InvoiceStatus, body: Record<string, unknown>): Promise<IpnOutcome> {
+async function record(deps: IpnDeps, invoice: Invoice, reported: InvoiceStatus, body: Record<string, unknown>): Promise<IpnOutcome> {
   const now = deps.clock.now();
-  const kept = invoice.status === 'finished' && BEFORE_FINISHED.has(status) ? invoice.status : status;
+  // A `finished` for another amount or currency is not this invoice's payment: recorded as what it is.
+  const status = reported === 'finished' && !paysInFull(invoice, body) ? 'finished_mismatch' : reported;
+  const kept = SETTLED.has(invoice.status) && BEFORE_FINISHED.has(status) ? invoice.status : status;
   await deps.accounts.updateInvoice(invoice.payment_id, { status: kept, updated_at: now });
   const outcome = { payment_id: invoice.payment_id, status: kept, upgraded: false };
-  if (status !== 'finished') return outcome;
-
-  if (!paysInFull(invoice, body)) {
+  if (status === 'finished_mismatch') {
     log.warn('ipn finished with another amount or currency; not upgrading', {
       payment_id: invoice.payment_id,
       expected_usd: invoice.amount_usd,
       price_amount: body.price_amount,
       price_currency: body.price_currency,
     });
-    return outcome;
   }
-  if (!(await deps.accounts.claimInvoiceUpgrade(invoice.payment_id))) return outcome;
+  if (status !== 'finished') return outcome;
 
-  // Renewal extends from the current expiry, another plan starts now (API.md §2, accounts/plan-change.ts).
-  const account = await applyPlanPurchase(deps.accounts, invoice.account_id, invoice.plan, now);
-  if (!account) {
-    log.error('paid invoice of a missing account', { payment_id: invoice.payment_id, account_id: invoice.account_id });
+  // Renewal extends from the current expiry, another plan starts now (API.md §2, accounts/plan-change.ts);
+  // the store applies it once per invoice, atomically, whichever replica gets the IPN.
+  const applied = await deps.accounts.applyPaidInvoice(invoice, now, (account) => expiryAfterPurchase(account, invoice.plan, now));
+  if (!applied.applied) {
+    if (applied.reason === 'no_account') log.error('paid invoice of a missing account', { payment_id: invoice.payment_id, account_id: invoice.account_id });
     return outcome;
   }
-  await deps.accounts.updateInvoice(invoice.payment_id, { paid_at: now });
+  const { account } = applied;
   log.info('plan paid', { account_id: account.id, payment_id: invoice.payment_id, plan: account.plan, plan_expires_at: account.plan_expires_at });
   return { ...outcome, upgraded: true };
 }
@@ -104,22 +105,4 @@ function paysInFull(invoice: Invoice, body: Record<string, unknown>): boolean {
   const amount = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
   const currency = typeof body.price_currency === 'string' ? body.price_currency.toLowerCase() : null;
   return Number.isFinite(amount) && Math.round(amount * 100) === Math.round(invoice.amount_usd * 100) && currency === 'usd';
-}
-
-/**
- * Plan changes of one account run one after another in this process, so two invoices paid at the
- * same moment (a renewal each) both extend the expiry instead of one overwriting the other.
- */
-const accountQueues = new Map<string, Promise<unknown>>();
-
-async function withAccountLock<T>(accountId: string, task: () => Promise<T>): Promise<T> {
-  const previous = accountQueues.get(accountId) ?? Promise.resolve();
-  const run = previous.then(task, task);
-  const tail = run.catch(() => undefined);
-  accountQueues.set(accountId, tail);
-  try {
-    return await run;
-  } finally {
-    if (accountQueues.get(accountId) === tail) accountQueues.delete(accountId);
-  }
 }

@@ -56,9 +56,13 @@ export function sandboxInvoicePage(invoice: Invoice, notice?: string): string {
   const id = escapeHtml(invoice.payment_id);
   const days = PLANS[invoice.plan].duration_days;
   const paid = invoice.status === 'finished';
+  const mismatch =
+    invoice.status === 'finished_mismatch'
+      ? '<p class="error" data-testid="mismatch">A payment was reported for another amount or currency than this invoice asks for: not paid, the plan is unchanged.</p>\n'
+      : '';
   const action = paid
     ? `<p class="paid" data-testid="paid">Paid. Your account is on the ${invoice.plan} plan; you can close this tab.</p>`
-    : `<form method="post" action="/sandbox/invoices/${id}/pay"><button type="submit" data-testid="pay">Pay ${invoice.amount_usd.toFixed(2)} USD</button></form>`;
+    : `${mismatch}<form method="post" action="/sandbox/invoices/${id}/pay"><button type="submit" data-testid="pay">Pay ${invoice.amount_usd.toFixed(2)} USD</button></form>`;
   return `<!doctype html>
 <html lang="en">
 <head>

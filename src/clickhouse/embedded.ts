@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, mkdirSync, readFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Session } from 'chdb';
@@ -56,6 +55,9 @@ export class EmbeddedEngine implements Engine {
       }
       throw err;
     }
+    // This process now holds the directory: what a killed predecessor left in the spool goes.
+    rmSync(join(dir, EXPORT_SPOOL), { recursive: true, force: true });
+    mkdirSync(join(dir, EXPORT_SPOOL));
     return new EmbeddedEngine(dir, sessions);
   }
 
@@ -97,10 +99,13 @@ export class EmbeddedEngine implements Engine {
    * chDB writes every streamed chunk of a file format (Parquet) as a complete file of its own, so
    * the concatenation is not one valid file. Such results go to a temporary file first
    * (`INTO OUTFILE`: the engine writes it block by block, memory stays flat) and are streamed from
-   * there. Aborting kills the query by a marker in its text.
+   * there. Aborting kills the query by a marker in its text. The files are spooled under
+   * DATA_DIR/exports (the disk meant for data, not a small /tmp) and whatever a killed process left
+   * there is removed at the next open.
    */
   private streamViaFile(sql: string, format: string, options: QueryOptions): Readable {
     const marker = `export-${randomUUID()}`;
+    const spool = join(this.dir, EXPORT_SPOOL);
     const kill = () => {
       this.command(`KILL QUERY WHERE query LIKE {m:String} ASYNC`, { params: { m: `%${marker}%` } }).catch(() => {});
     };
@@ -113,7 +118,7 @@ export class EmbeddedEngine implements Engine {
       options.signal?.addEventListener('abort', kill, { once: true });
       let dir: string | undefined;
       try {
-        dir = await mkdtemp(join(tmpdir(), 'tickhouse-export-'));
+        dir = await mkdtemp(join(spool, 'export-'));
         const file = join(dir, `result.${format.toLowerCase()}`);
         // The file name is ours (mkdtemp), never user input; the query's own values stay parameters.
         await session.queryAsync(`/* ${marker} */ ${sql}\nINTO OUTFILE ${sqlString(file)} TRUNCATE FORMAT ${format}`, { format: 'TSV' });
@@ -193,6 +198,9 @@ export class EmbeddedEngine implements Engine {
     }
   }
 }
+
+/** Directory of DATA_DIR where whole-file results are spooled (see streamViaFile). */
+const EXPORT_SPOOL = 'exports';
 
 /** Output formats whose bytes only make sense as one whole file (see streamViaFile). */
 const WHOLE_FILE_FORMATS = new Set(['Parquet', 'ORC', 'Arrow', 'Avro']);

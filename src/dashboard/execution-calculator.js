@@ -8,7 +8,7 @@ import { fmtPrice, fmtSize, fmtTime, fmtUsd } from './format.js';
 
 export function executionCalculator({ assetId, book }) {
   const side = h('select', { name: 'side', 'data-testid': 'exec-side' }, h('option', { value: 'BUY' }, 'Buy (eat asks)'), h('option', { value: 'SELL' }, 'Sell (eat bids)'));
-  const amount = h('input', { type: 'number', name: 'amount', min: '0', step: 'any', value: '100', required: true, inputmode: 'decimal', 'data-testid': 'exec-amount' });
+  const amount = h('input', { type: 'number', name: 'amount', min: '0.000001', step: 'any', value: '100', required: true, inputmode: 'decimal', 'data-testid': 'exec-amount' });
   const at = h('span', { 'data-testid': 'exec-time' }, `${fmtTime(book.time, true)} UTC`);
   const result = h('div', { 'aria-live': 'polite' });
   book.onTime((t) => { at.textContent = `${fmtTime(t, true)} UTC`; });

@@ -6,6 +6,8 @@ export interface AppVariables {
   requestId: string;
   /** Set by the auth middleware on protected routes. */
   account: Account;
+  /** Set by the auth middleware: the SHA-256 of the key the request came with. */
+  keyHash: string;
   /** The limits in force now: the paid plan's while active, free's after expiry. */
   effective: EffectivePlan;
   /** Set by the auth middleware: the first instant (Unix ms) the effective plan may read (API.md §2). */

@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   internal_error: 500,
   payment_provider_error: 502,
   service_unavailable: 503,
+  payments_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -20,6 +20,17 @@ export function requestId(): MiddlewareHandler<AppEnv> {
   };
 }
 
+/**
+ * Every 401 names the scheme that would succeed (RFC 9110 §11.6.1 requires the challenge). Set here,
+ * after the response exists, so it holds whichever code path produced the 401.
+ */
+export function bearerChallenge(): MiddlewareHandler<AppEnv> {
+  return async function bearerChallenge(c, next) {
+    await next();
+    if (c.res.status === 401 && !c.res.headers.has('WWW-Authenticate')) c.res.headers.set('WWW-Authenticate', 'Bearer');
+  };
+}
+
 /** One JSON log line and the metrics of each request. */
 export function accessLog(): MiddlewareHandler<AppEnv> {
   return async function accessLog(c, next) {

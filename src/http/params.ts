@@ -31,11 +31,17 @@ export const timeParam = (name: string) =>
     INTEGER.test(raw) && Number(raw) <= 8_640_000_000_000_000 ? Number(raw) : undefined,
   ).openapi({ type: 'integer', minimum: 0, example: 1766481546487 });
 
-/** A decimal number > 0 (shares, fractions allowed). */
+/**
+ * The smallest share amount that means anything: sizes and prices are kept to 6 decimals, so a
+ * smaller order fills 0 shares at every level (5e-324 would "fill" at an average price of 0).
+ */
+export const MIN_SHARES = 0.000001;
+
+/** A decimal number of shares, at least MIN_SHARES (fractions allowed). */
 export const positiveNumberParam = (name: string) =>
-  parsed(name, 'must be a number greater than 0', (raw) =>
-    /^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(raw) && Number(raw) > 0 && Number.isFinite(Number(raw)) ? Number(raw) : undefined,
-  ).openapi({ type: 'number', exclusiveMinimum: 0, example: 100 });
+  parsed(name, `must be a number of at least ${MIN_SHARES.toFixed(6)}`, (raw) =>
+    /^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(raw) && Number(raw) >= MIN_SHARES && Number.isFinite(Number(raw)) ? Number(raw) : undefined,
+  ).openapi({ type: 'number', minimum: MIN_SHARES, example: 100 });
 
 export const enumParam = <const T extends readonly [string, ...string[]]>(name: string, values: T) =>
   parsed(name, `must be one of ${values.join(', ')}`, (raw) => (values.includes(raw) ? (raw as T[number]) : undefined)).openapi({

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { AccountNotFoundError, StoreUnavailableError } from '../accounts/errors.js';
-import { InvoiceNotFoundError, IpnPayloadError, IpnSignatureError, PaymentProviderError } from '../billing/errors.js';
+import { InvoiceNotFoundError, IpnPayloadError, IpnSignatureError, PaymentProviderError, PaymentsUnavailableError } from '../billing/errors.js';
 import { EngineUnavailableError } from '../clickhouse/errors.js';
 import { log } from '../log.js';
 import type { AppEnv } from './context.js';
@@ -42,6 +42,7 @@ function apiErrorOf(err: Error): ApiError | null {
   // Only reachable when the account behind an authenticated key vanished mid-request: the key is dead.
   if (err instanceof AccountNotFoundError) return new ApiError('invalid_api_key', 'The account of this API key no longer exists.');
   if (err instanceof PaymentProviderError) return new ApiError('payment_provider_error', err.message);
+  if (err instanceof PaymentsUnavailableError) return new ApiError('payments_unavailable', err.message);
   if (err instanceof IpnSignatureError) return new ApiError('invalid_signature', err.message);
   if (err instanceof IpnPayloadError) return invalidParameter(err.field, err.message);
   if (err instanceof InvoiceNotFoundError) return notFound(err.message);

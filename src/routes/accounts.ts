@@ -2,6 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import { accountView } from '../accounts/account-view.js';
 import { clientIp } from '../auth/client-ip.js';
+import { invalidKey } from '../auth/middleware.js';
 import { generateApiKey, hashApiKey } from '../auth/keys.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
@@ -124,7 +125,8 @@ export function registerAccountsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps):
 
   app.openapi(regenerate, async (c) => {
     const apiKey = generateApiKey(prefix);
-    await deps.accounts.replaceKey(c.get('account').id, hashApiKey(apiKey));
+    // Of concurrent regenerations with one key, one wins; for the others that key is already dead.
+    if (!(await deps.accounts.replaceKey(c.get('account').id, c.get('keyHash'), hashApiKey(apiKey)))) throw invalidKey();
     return ok(c, { api_key: apiKey });
   });
 }

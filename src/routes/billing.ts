@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
+import { PaymentsUnavailableError } from '../billing/errors.js';
 import { createPaymentProvider } from '../billing/index.js';
 import { handleIpn, IPN_STATUSES } from '../billing/ipn.js';
 import type { PaymentProvider } from '../billing/provider.js';
@@ -144,7 +145,11 @@ const sandboxPayRoute = createRoute({
 });
 
 export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
-  const payments = deps.payments ?? createPaymentProvider(deps.config);
+  const payments = deps.payments === undefined ? createPaymentProvider(deps.config) : deps.payments;
+  const provider = () => {
+    if (!payments) throw new PaymentsUnavailableError('This server takes no payments: no payment provider is configured.');
+    return payments;
+  };
 
   app.openapi(statusRoute, async (c) => {
     const account = c.get('account');
@@ -169,7 +174,7 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
     const account = c.get('account');
     const amount_usd = PLANS[plan].price_usd;
     // A PaymentProviderError becomes the 502 of render-error.ts.
-    const created = await payments.createInvoice({ plan, amount_usd, account_id: account.id });
+    const created = await provider().createInvoice({ plan, amount_usd, account_id: account.id });
     const now = deps.clock.now();
     // Recorded only once the processor has answered: a failed creation leaves nothing pending.
     await deps.accounts.createInvoice({
@@ -187,11 +192,11 @@ export function registerBillingRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
   });
 
   app.openapi(ipnRoute, async (c) => {
-    const outcome = await handleIpn(deps, payments.ipnSecret, await c.req.text(), c.req.header('x-nowpayments-sig'));
+    const outcome = await handleIpn(deps, provider().ipnSecret, await c.req.text(), c.req.header('x-nowpayments-sig'));
     return ok(c, outcome);
   });
 
-  if (payments.name === 'sandbox') registerSandboxPages(app, deps, payments);
+  if (payments?.name === 'sandbox') registerSandboxPages(app, deps, payments);
 }
 
 /**

@@ -16,7 +16,8 @@ import { loadConfig } from '../../src/config.js';
 export interface BillingApp {
   app: ReturnType<typeof createApp>;
   accounts: AccountStore;
-  payments: PaymentProvider;
+  /** null when the configuration turns payments off. */
+  payments: PaymentProvider | null;
   /** A request with the key as Bearer and, for a body, Content-Type JSON. */
   call(key: string, method: string, path: string, body?: unknown): Promise<Response>;
   /** POST /v1/billing/ipn with `body` signed by the provider's secret (or `signature` as given). */
@@ -35,7 +36,9 @@ export async function startBillingApp(options: {
   payments?: (config: ReturnType<typeof loadConfig>) => PaymentProvider;
 }): Promise<BillingApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tickhouse-billing-'));
-  const config = loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'http://tickhouse.test', LOG_LEVEL: 'silent', REDIS_URL: options.redisUrl, ...options.env });
+  // Without a NOWPayments key, the sandbox by name: on Redis the default is no provider at all (config.ts).
+  const sandbox = options.env?.NOWPAYMENTS_API_KEY ? {} : { PAYMENTS: 'sandbox' };
+  const config = loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'http://tickhouse.test', LOG_LEVEL: 'silent', REDIS_URL: options.redisUrl, ...sandbox, ...options.env });
   const accounts = await openAccountStore(config);
   const payments = options.payments?.(config) ?? createPaymentProvider(config);
   const app = createApp({ config, engine: options.engine, accounts, clock: options.clock, payments });
@@ -57,7 +60,7 @@ export async function startBillingApp(options: {
         method: 'POST',
         headers: {
           'Content-Type': 'application/json',
-          ...(signature === null ? {} : { 'x-nowpayments-sig': signature ?? signIpn(body, payments.ipnSecret) }),
+          ...(signature === null ? {} : { 'x-nowpayments-sig': signature ?? signIpn(body, payments?.ipnSecret ?? '') }),
         },
         body: typeof body === 'string' ? body : JSON.stringify(body),
       }),

@@ -350,7 +350,7 @@ export type RegisterErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -386,7 +386,7 @@ export type GetAccountErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -426,7 +426,7 @@ export type RegenerateKeyErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -464,7 +464,7 @@ export type GetBillingStatusErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -528,7 +528,7 @@ export type SubscribeErrors = {
      */
     502: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -593,7 +593,7 @@ export type ReceivePaymentNotificationErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -639,7 +639,7 @@ export type GetSandboxInvoiceErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -682,7 +682,7 @@ export type PaySandboxInvoiceErrors = {
      */
     502: string;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -713,7 +713,7 @@ export type ListMarketsErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -751,7 +751,7 @@ export type GetMarketStatsErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -810,7 +810,7 @@ export type GetOrderBookErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -874,7 +874,7 @@ export type GetOrderBookRangeErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -932,7 +932,7 @@ export type GetPriceErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -992,7 +992,7 @@ export type GetPricesHistoryErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1062,7 +1062,7 @@ export type GetExecutionPriceErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1694,7 +1694,7 @@ export type ReplayMarketErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1740,7 +1740,7 @@ export type GetTicksErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1798,7 +1798,7 @@ export type ExportTicksErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1849,7 +1849,7 @@ export type GetCandlesErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1905,7 +1905,7 @@ export type GetCoverageErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
