@@ -4,16 +4,10 @@ With `host` = `<service>/v1/clob/<key>/at/<instant>`, every read method the clie
 without error and equals the `/v1` answer for the same instant (TIME-MACHINE.md §2). py-clob-client
 has no prices-history method; that endpoint is read with the client's own HTTP helper.
 
-Run against any running tickhouse that holds data (for example a fresh `npm start`, which loads the
-demo dataset and prints a key):
-
-    TICKHOUSE_URL=http://127.0.0.1:8000 TICKHOUSE_KEY=th_... pytest test/python/test_clob_client.py
-
-Needs: pip install py-clob-client pytest
+Runs against the demo service the suite starts (conftest.py `live`), with its unlimited key.
 """
 
 import json
-import os
 import urllib.request
 from datetime import datetime
 
@@ -23,11 +17,16 @@ from py_clob_client.clob_types import BookParams
 from py_clob_client.exceptions import PolyApiException
 from py_clob_client.http_helpers.helpers import get as client_get
 
-URL = os.environ.get("TICKHOUSE_URL", "").rstrip("/")
-KEY = os.environ.get("TICKHOUSE_KEY", "")
+URL = ""
+KEY = ""
 NO_BOOK = "No orderbook exists for the requested token id"
 
-pytestmark = pytest.mark.skipif(not URL or not KEY, reason="set TICKHOUSE_URL and TICKHOUSE_KEY to a running service with data")
+
+@pytest.fixture(autouse=True)
+def _service(live):
+    """The suite's running service and its unlimited key."""
+    global URL, KEY
+    URL, KEY = live.url, live.key
 
 
 def v1(path):
