@@ -1,4 +1,5 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { TypedResponse } from 'hono';
 import { createRoute, z } from '@hono/zod-openapi';
 import { checkHistoryWindow } from '../auth/history-window.js';
 import type { AppEnv } from '../http/context.js';
@@ -52,7 +53,15 @@ export function registerReplayRoutes(app: OpenAPIHono<AppEnv>, replay: ReplaySer
       throw new ApiError('upgrade_required', 'This endpoint is a WebSocket: connect with a WebSocket client (Upgrade: websocket).', {}, { Upgrade: 'websocket' });
     }
     c.set('upgraded', true);
-    // Headers only: the replay server answers 101 on the socket with them.
-    return c.body(null, 200) as never;
+    return switchingProtocols(c.body(null, 200));
   });
+}
+
+/**
+ * The handshake's answer as the route declares it (101). A fetch Response cannot carry a 1xx status:
+ * this one only hands its headers (request id, X-RateLimit-*) to the replay server, which writes the
+ * real 101 on the socket.
+ */
+function switchingProtocols(headersOnly: Response) {
+  return headersOnly as Response & TypedResponse<null, 101, 'body'>;
 }
