@@ -17,6 +17,7 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerMarketsRoutes } from './routes/markets.js';
 import { registerOhlcvRoutes } from './routes/ohlcv.js';
 import { registerOrderbookRoutes } from './routes/orderbook.js';
+import { registerOrderbookExportRoute } from './routes/orderbook-export.js';
 import { registerTicksRoutes } from './routes/ticks.js';
 
 /**
@@ -60,6 +61,7 @@ export function createApp(deps: AppDeps) {
   registerBillingRoutes(app, deps);
   registerMarketsRoutes(app, deps);
   registerOrderbookRoutes(app, deps, deps.books ?? engineBookReader(deps.engine));
+  registerOrderbookExportRoute(app, deps);
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);
   registerDashboard(app);

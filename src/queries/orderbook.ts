@@ -210,25 +210,35 @@ export async function exchangeSnapshots(
 }
 
 /**
- * Books sampled at since, since + interval, … ≤ until, skipping points before the asset's first
- * book, at most `limit` of them: the fold of one bookStates read.
+ * The book at since, since + interval, … ≤ until, skipping points before the asset's first book:
+ * the fold of one bookStates read, one `{time, state}` per grid point (the state object is reused,
+ * as in bookStates: copy what you keep).
  */
+export async function* gridStates(
+  engine: Engine,
+  q: { assetId: string; since: number; until: number; interval: number },
+  signal?: AbortSignal,
+): AsyncGenerator<{ time: number; state: BookState }> {
+  const last = clamp(q.until);
+  let point = q.since;
+  for await (const { state, until } of bookStates(engine, { assetId: q.assetId, from: q.since, to: last }, signal)) {
+    // Points before the first book are skipped: start at the first point on or after it.
+    if (point < state.timestamp) point = q.since + Math.ceil((state.timestamp - q.since) / q.interval) * q.interval;
+    for (; point < until && point <= last; point += q.interval) yield { time: point, state };
+    if (point > last) return;
+  }
+}
+
+/** Books sampled every `interval` ms (gridStates), at most `limit` of them. */
 export async function sampledBooks(
   engine: Engine,
   q: { assetId: string; since: number; until: number; interval: number; limit: number },
   signal?: AbortSignal,
 ): Promise<BookState[]> {
   const out: BookState[] = [];
-  const last = clamp(q.until);
-  let point = q.since;
-  for await (const { state, until } of bookStates(engine, { assetId: q.assetId, from: q.since, to: last }, signal)) {
-    // Points before the first book are skipped: start at the first point on or after it.
-    if (point < state.timestamp) point = q.since + Math.ceil((state.timestamp - q.since) / q.interval) * q.interval;
-    for (; point < until && point <= last; point += q.interval) {
-      if (out.length === q.limit) return out;
-      out.push({ market: state.market, timestamp: state.timestamp, book: state.book.clone() });
-    }
-    if (point > last) break;
+  for await (const { state } of gridStates(engine, q, signal)) {
+    out.push({ market: state.market, timestamp: state.timestamp, book: state.book.clone() });
+    if (out.length === q.limit) break;
   }
   return out;
 }
