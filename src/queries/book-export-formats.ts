@@ -35,11 +35,13 @@ export function encodeBookRows(rows: AsyncIterable<BookRow>, format: BookExportF
 /**
  * The text of one side's top levels, remembered: most changes land below the top `depth` levels, so
  * the same level objects come back row after row (OrderBook replaces a level object whenever it
- * changes, never mutates it), and their text is reused instead of formatted again.
+ * changes, never mutates it), and their text is reused instead of formatted again. When the top
+ * does change, usually one level is new: the others' text is remembered per level object.
  */
 class SideText {
   private last: Level[] = [];
   private text: string;
+  private readonly levelText = new WeakMap<Level, string>();
 
   constructor(
     readonly side: BookSide,
@@ -58,10 +60,13 @@ class SideText {
   }
 
   private format(levels: Level[]): string {
-    if (!this.csv) return levels.map((l) => `[${l.price},${l.size}]`).join(',');
-    // Absent levels are empty fields: `price,size` pairs padded to `depth` with `,`.
-    const fields: string[] = levels.map((l) => `${l.price},${l.size}`);
-    for (let i = levels.length; i < this.depth; i++) fields.push(',');
+    const fields = levels.map((l) => {
+      let text = this.levelText.get(l);
+      if (text === undefined) this.levelText.set(l, (text = this.csv ? `${l.price},${l.size}` : `[${l.price},${l.size}]`));
+      return text;
+    });
+    // CSV: absent levels are empty fields, `price,size` pairs padded to `depth` with `,`.
+    if (this.csv) for (let i = levels.length; i < this.depth; i++) fields.push(',');
     return fields.join(',');
   }
 }
@@ -112,8 +117,11 @@ class ChunkWriter extends ByteWriter {
 async function* parquetChunks(rows: AsyncIterable<BookRow>, depth: number): AsyncGenerator<Buffer> {
   const names = bookCsvColumns(depth);
   const writer = new ChunkWriter();
+  // Statistics on the timestamp column only: readers skip row groups by time; per-level min/max
+  // would cost a third of the encoding time and serve no one.
   const parquet = new ParquetWriter({
     writer,
+    statistics: false,
     schema: [
       { name: 'root', num_children: names.length },
       { name: 'timestamp', type: 'INT64', repetition_type: 'REQUIRED' },
@@ -126,7 +134,7 @@ async function* parquetChunks(rows: AsyncIterable<BookRow>, depth: number): Asyn
   let count = 0;
   const writeGroup = () => {
     const columnData = [
-      { name: 'timestamp', data: times.subarray(0, count) },
+      { name: 'timestamp', data: times.subarray(0, count), statistics: true },
       ...values.map((data, i) => ({ name: names[i + 1], data: data.length === count ? data : data.slice(0, count) })),
     ];
     parquet.write({ columnData, rowGroupSize: count });
