@@ -10,7 +10,7 @@ import type { AppEnv } from './http/context.js';
 import { ApiError, serviceUnavailable } from './http/errors.js';
 import { accessLog, requestId } from './http/middleware.js';
 import { log, setLogLevel } from './log.js';
-import { engineBookReader } from './queries/book-reader.js';
+import { cachingBookReader } from './queries/book-reader.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
 import { registerHealthRoutes } from './routes/health.js';
@@ -60,7 +60,7 @@ export function createApp(deps: AppDeps) {
   registerAccountsRoutes(app, deps);
   registerBillingRoutes(app, deps);
   registerMarketsRoutes(app, deps);
-  registerOrderbookRoutes(app, deps, deps.books ?? engineBookReader(deps.engine));
+  registerOrderbookRoutes(app, deps, deps.books ?? cachingBookReader(deps.engine, deps.config.BOOK_CACHE_MB * 2 ** 20));
   registerOrderbookExportRoute(app, deps);
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);

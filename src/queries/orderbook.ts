@@ -24,7 +24,7 @@ export const MAX_TIME_MS = 10_413_791_999_999;
  * query per core); no skip indexes (ticks' t_minmax cannot narrow a primary-key range and costs a read
  * of its own); no query condition cache (every lookup has a new T, so it only pays for inserts).
  */
-const POINT_READ = 'max_threads = 1, use_skip_indexes = 0, use_query_condition_cache = 0';
+export const POINT_READ = 'max_threads = 1, use_skip_indexes = 0, use_query_condition_cache = 0';
 
 /**
  * Events one lookup reads back from T: the checkpoint interval plus room for the snapshot row and
