@@ -47,9 +47,9 @@ const NOTICES_TOTAL = `(SELECT sum(rows) FROM system.parts WHERE database = curr
 
 const TOTAL_SQL = `SELECT ${NOTICES_TOTAL} AS total SETTINGS output_format_json_quote_64bit_integers = 0`;
 
-/** The spans of the notices touching [lo, hi], and the total. */
-const SPANS_SQL = `
-SELECT ${NOTICES_TOTAL} AS total, groupArray((toUnixTimestamp64Milli(t_min), toUnixTimestamp64Milli(t_max))) AS spans
+/** The spans of the notices touching [lo, hi], and the total when other processes may write. */
+const spansSql = (withTotal: boolean) => `
+SELECT ${withTotal ? NOTICES_TOTAL : '0'} AS total, groupArray((toUnixTimestamp64Milli(t_min), toUnixTimestamp64Milli(t_max))) AS spans
 FROM book_writes
 WHERE asset_id = {asset_id:String} AND t_min <= fromUnixTimestamp64Milli({hi:Int64}, 'UTC') AND t_max >= fromUnixTimestamp64Milli({lo:Int64}, 'UTC')
 SETTINGS output_format_json_quote_64bit_integers = 0, ${POINT_READ}`;
@@ -119,7 +119,7 @@ export class BookCache {
     if (segments.length === 0) return undefined;
     const lo = segments[0].start;
     const hi = spanEnd(segments[segments.length - 1]);
-    const [{ total, spans }] = await this.engine.rows<{ total: number; spans: [number, number][] }>(SPANS_SQL, { params: { asset_id: assetId, lo, hi }, signal });
+    const [{ total, spans }] = await this.engine.rows<{ total: number; spans: [number, number][] }>(spansSql(epoch === null), { params: { asset_id: assetId, lo, hi }, signal });
     const unchanged = epoch === null ? Number(total) === before : this.engine.writeEpoch() === epoch;
     for (const segment of segments) {
       segment.notices = spans.filter(([min, max]) => min <= spanEnd(segment) && max >= segment.start).length;
