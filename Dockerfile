@@ -1,5 +1,6 @@
 # The API and the recorder share this image; docker-compose.yml picks the command.
-FROM node:20-bookworm-slim
+# Node 24: the current LTS (20 reached its end of life on 2026-04-30); CI runs the suite on both.
+FROM node:24-bookworm-slim
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund

@@ -73,6 +73,7 @@ export function createApp(deps: AppDeps) {
       title: 'tickhouse',
       version: '1.0.0',
       description: 'Historical Polymarket order books at any millisecond, raw ticks, OHLCV candles and exports.',
+      license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
     },
     servers: [{ url: deps.config.publicUrl }],
   });

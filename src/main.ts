@@ -9,7 +9,7 @@ import { DataDirLockedError } from './clickhouse/errors.js';
 import { runMigrations } from './clickhouse/migrations.js';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
-import { loadDemoDataIfEmpty } from './demo.js';
+import { loadDemoDataIfEmpty } from './demo/load.js';
 import { log, setLogLevel } from './log.js';
 
 /** Boot: config → engine + migrations → account store → demo data → HTTP; SIGTERM drains. */

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runAdminCommand, UsageError } from '../src/accounts/admin-commands.js';
-import { printDemoKeyOnFirstStart } from '../src/accounts/demo-key.js';
+import { printDemoKeyOnFirstStart } from '../src/demo/demo-key.js';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { openEmbeddedTestStore, openRedisTestStore, redisUrl, type TestStore } from './support/account-stores.js';
+import { openEmbeddedTestStore, openRedisTestStore, REDIS_SKIP, redisUrl, titled, type TestStore } from './support/account-stores.js';
 import { startAccountApp } from './support/account-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
@@ -70,7 +70,7 @@ describe('admin commands', () => {
     await expect(run('set-plan', id, 'daily', '--days', '0')).rejects.toThrow('--days must be an integer between 1 and 36500; got "0"');
   });
 
-  it.skipIf(!redisUrl)('works the same on Redis', async () => {
+  it.skipIf(REDIS_SKIP !== null)(titled('works the same on Redis', REDIS_SKIP), async () => {
     t = await openRedisTestStore();
     const created = await run('create-account', '--plan', 'daily');
     expect(await run('show', created.api_key as string)).toMatchObject({ id: created.id, plan: 'daily', plan_expires_at: '2026-06-25T15:30:01+00:00' });
@@ -123,7 +123,7 @@ describe('demo key on first start', () => {
     }
   });
 
-  it.skipIf(!redisUrl)('never in Redis mode', async () => {
+  it.skipIf(REDIS_SKIP !== null)(titled('never in Redis mode', REDIS_SKIP), async () => {
     const t = await openRedisTestStore();
     try {
       const config = loadConfig({ REDIS_URL: redisUrl, LOG_LEVEL: 'silent' });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
-import { redisUrl } from './support/account-stores.js';
+import { REDIS_SKIP, titled } from './support/account-stores.js';
 import { startAccountApp, type AccountApp } from './support/account-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { freePort } from './support/global-setup.js';
@@ -52,7 +52,7 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000) {
   throw new Error('condition not met in time');
 }
 
-describe.skipIf(!redisUrl)('Redis outage', () => {
+describe.skipIf(REDIS_SKIP !== null)(titled('Redis outage', REDIS_SKIP), () => {
   let t: AccountApp;
   beforeAll(async () => {
     engine = await createTestEngine();

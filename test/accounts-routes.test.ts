@@ -1,7 +1,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
-import { redisUrl } from './support/account-stores.js';
+import { describeEachStore } from './support/account-stores.js';
 import { startAccountApp, type AccountApp } from './support/account-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
@@ -17,12 +17,12 @@ afterAll(async () => {
 
 const register = (t: AccountApp, body?: string, headers: Record<string, string> = {}) => t.app.request('/v1/register', { method: 'POST', body, headers });
 
-describe.each([['embedded', ''], ...(redisUrl ? [['redis', redisUrl]] : [])])('POST /v1/register and GET /v1/me on the %s store', (_kind, url) => {
+describeEachStore('POST /v1/register and GET /v1/me on the %s store', ({ redisUrl }) => {
   let t: AccountApp;
   let clock: ManualClock;
   beforeAll(async () => {
     clock = new ManualClock(NOW);
-    t = await startAccountApp({ engine: engine.engine, clock, redisUrl: url || undefined });
+    t = await startAccountApp({ engine: engine.engine, clock, redisUrl });
   });
   afterAll(async () => {
     await t?.close();

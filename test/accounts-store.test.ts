@@ -6,7 +6,7 @@ import { AccountStoreLockedError, openEmbeddedStore } from '../src/accounts/embe
 import type { AccountStore } from '../src/accounts/store.js';
 import type { Invoice } from '../src/accounts/types.js';
 import { hashApiKey } from '../src/auth/keys.js';
-import { openEmbeddedTestStore, STORE_KINDS, type TestStore } from './support/account-stores.js';
+import { describeEachStore, openEmbeddedTestStore, type TestStore } from './support/account-stores.js';
 
 const T0 = Date.UTC(2026, 5, 24, 12, 0, 0);
 
@@ -14,7 +14,7 @@ function invoice(accountId: string, paymentId: string, createdAt: number): Invoi
   return { payment_id: paymentId, account_id: accountId, plan: 'monthly', amount_usd: 59.9, order_id: paymentId, status: 'waiting', created_at: createdAt, updated_at: createdAt, paid_at: null };
 }
 
-describe.each(STORE_KINDS)('AccountStore contract: %s', (_kind, open) => {
+describeEachStore('AccountStore contract: %s', ({ open }) => {
   let t: TestStore;
   let store: AccountStore;
   beforeEach(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
-import { redisUrl } from './support/account-stores.js';
+import { describeEachStore } from './support/account-stores.js';
 import { startAccountApp, type AccountApp } from './support/account-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
@@ -17,12 +17,12 @@ afterAll(async () => {
   await engine?.close();
 });
 
-describe.each([['embedded', ''], ...(redisUrl ? [['redis', redisUrl]] : [])])('daily limit on the %s store', (_kind, url) => {
+describeEachStore('daily limit on the %s store', ({ redisUrl }) => {
   let t: AccountApp;
   let clock: ManualClock;
   beforeAll(async () => {
     clock = new ManualClock(NOW);
-    t = await startAccountApp({ engine: engine.engine, clock, redisUrl: url || undefined });
+    t = await startAccountApp({ engine: engine.engine, clock, redisUrl });
   });
   afterAll(async () => {
     await t?.close();

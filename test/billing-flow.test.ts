@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isoUtc } from '../src/accounts/time.js';
 import { ManualClock } from '../src/clock.js';
+import { describeEachStore } from './support/account-stores.js';
 import { startBillingApp, ipnBody, type BillingApp } from './support/billing-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { startNowPaymentsServer, type NowPaymentsServer } from './support/nowpayments-server.js';
@@ -20,16 +21,14 @@ afterAll(async () => {
   await engine?.close();
 });
 
-const stores = [['embedded', undefined], ['redis', inject('redisUrl') || null]] as const;
-
-describe.each(stores)('billing end to end (%s store)', (_kind, redisUrl) => {
+describeEachStore('billing end to end (%s store)', ({ redisUrl }) => {
   const clock = new ManualClock(T0);
   let b: BillingApp;
   beforeAll(async () => {
     b = await startBillingApp({
       engine: engine.engine,
       clock,
-      redisUrl: redisUrl ?? undefined,
+      redisUrl,
       env: { NOWPAYMENTS_API_KEY: nowpayments.apiKey, NOWPAYMENTS_IPN_SECRET: 'flow-secret', NOWPAYMENTS_BASE_URL: nowpayments.baseUrl },
     });
   });
@@ -41,7 +40,7 @@ describe.each(stores)('billing end to end (%s store)', (_kind, redisUrl) => {
   };
   const lastOrderId = () => nowpayments.calls.at(-1)!.body.order_id as string;
 
-  it.skipIf(redisUrl === null)('register → subscribe → waiting → confirming → finished → retry → renew → expiry', async () => {
+  it('register → subscribe → waiting → confirming → finished → retry → renew → expiry', async () => {
     clock.set(T0);
     const registered = await json(b.app.request('/v1/register', { method: 'POST' }));
     expect(registered.status).toBe(201);
@@ -121,7 +120,7 @@ describe.each(stores)('billing end to end (%s store)', (_kind, redisUrl) => {
     });
   });
 
-  it.skipIf(redisUrl === null)('a different plan starts now; the same plan after expiry starts now', async () => {
+  it('a different plan starts now; the same plan after expiry starts now', async () => {
     clock.set(T0);
     const { id, key } = await b.newAccount();
     const pay = async (plan: string) => {

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, signIpn, verifyIpnSignature } from '../src/billing/signature.js';
+import { fixturePath } from './support/fixtures.js';
 
-const samples = new URL('../../shared/samples/nowpayments/', import.meta.url);
-const vectors = JSON.parse(readFileSync(new URL('hmac-vectors.json', samples), 'utf8')) as {
+const vectors = JSON.parse(readFileSync(fixturePath('nowpayments/hmac-vectors.json'), 'utf8')) as {
   name: string;
   secret: string;
   canonical_string: string;
@@ -11,7 +11,7 @@ const vectors = JSON.parse(readFileSync(new URL('hmac-vectors.json', samples), '
   raw_body_equals_canonical: boolean;
 }[];
 /** samples.jsonl lines 1 and 2 are the raw bodies of the IPN_GO and IPN_DOC vectors. */
-const rawBodies = readFileSync(new URL('samples.jsonl', samples), 'utf8').split('\n').slice(0, 2);
+const rawBodies = readFileSync(fixturePath('nowpayments/samples.jsonl'), 'utf8').split('\n').slice(0, 2);
 
 describe('IPN signature (BILLING.md)', () => {
   it.each(vectors.map((v, i) => [v.name, v, rawBodies[i]] as const))('%s: canonical text and signature match the vector', (_name, vector, raw) => {

@@ -9,7 +9,7 @@ import type { AccountStore } from '../src/accounts/store.js';
 import { createApp } from '../src/app.js';
 import { createEngine, type Engine } from '../src/clickhouse/index.js';
 import { runMigrations } from '../src/clickhouse/migrations.js';
-import { systemClock } from '../src/clock.js';
+import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { replayLines } from '../src/ingest/replay.js';
 import { freePort } from './support/global-setup.js';
@@ -18,7 +18,12 @@ import { freePort } from './support/global-setup.js';
  * The dashboard driven by a real Chromium against the real app (chDB + embedded account store +
  * sandbox payments) on a loopback port, with a market ingested through the real replay path.
  * Screenshots of the account and asset pages go to test-artifacts/.
+ *
+ * Time stands still at NOW, noon UTC, for the service (ManualClock) and for the page (Playwright's
+ * clock: Date.now() fixed, timers running): "today", the history window, the daily counter and its
+ * reset never depend on how far the wall clock is from UTC midnight, and every text is exact.
  */
+const NOW = Date.UTC(2026, 5, 24, 12, 0, 0);
 
 const CHROMIUM = '/usr/bin/chromium';
 const haveBrowser = existsSync(CHROMIUM);
@@ -47,12 +52,12 @@ interface Scenario {
 
 /**
  * Today's data only, so the free plan (history window: since 00:00 UTC) can read all of it: a book
- * for each token at `start`, then FRAMES price changes of YES moving its top bid and ask.
+ * for each token at `start` (two hours before NOW), then FRAMES price changes of YES moving its top
+ * bid and ask.
  */
-function scenario(now: number): Scenario {
-  const midnight = Math.floor(now / 86_400_000) * 86_400_000;
-  const start = Math.max(midnight + 1000, now - 2 * 3_600_000);
-  const end = now - 5000;
+function scenario(): Scenario {
+  const start = NOW - 2 * 3_600_000;
+  const end = NOW - 5000;
   const step = Math.floor((end - start) / (FRAMES + 1));
   const level = (price: number, size: number) => ({ price: price.toFixed(2), size: String(size) });
   const book = (asset: string, t: number) => JSON.stringify({
@@ -108,10 +113,10 @@ describe.skipIf(!haveBrowser && !requireBrowser)('dashboard in a real browser', 
     engine = createEngine(config);
     await runMigrations(engine);
     accounts = await openAccountStore(config);
-    data = scenario(Date.now());
+    data = scenario();
     const markets = [{ conditionId: MARKET, question: QUESTION, slug: 'dashboard-test', outcomes: '["Yes", "No"]', clobTokenIds: JSON.stringify([YES, NO]) }];
     await replayLines(engine, data.lines, { sourceId: 'dashboard-browser-test', markets, checkpoints: false });
-    const app = createApp({ config, engine, accounts, clock: systemClock });
+    const app = createApp({ config, engine, accounts, clock: new ManualClock(NOW) });
     server = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' });
 
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -127,6 +132,7 @@ describe.skipIf(!haveBrowser && !requireBrowser)('dashboard in a real browser', 
       const url = new URL(request.url());
       if (url.origin !== base && !['blob:', 'data:'].includes(url.protocol)) offOrigin.push(request.url());
     });
+    await context.clock.setFixedTime(NOW);
     context.setDefaultTimeout(10_000);
     page = context.pages()[0] ?? (await context.newPage());
     page.on('pageerror', (err) => pageErrors.push(err.message));
@@ -177,7 +183,7 @@ describe.skipIf(!haveBrowser && !requireBrowser)('dashboard in a real browser', 
     await page.getByLabel('API key', { exact: true }).fill(firstKey);
     await page.getByTestId('signin-button').click();
     await expect.poll(() => page.getByTestId('plan-name').textContent()).toBe('free');
-    expect(await page.getByTestId('history-window').textContent()).toMatch(/^Today only/);
+    expect(await page.getByTestId('history-window').textContent()).toBe('Today only (from 2026-06-24 00:00 UTC)');
   });
 
   it('counts a data request on the usage meter', async () => {
@@ -243,7 +249,8 @@ describe.skipIf(!haveBrowser && !requireBrowser)('dashboard in a real browser', 
     await invoicePage.close();
     await expect.poll(() => page.getByTestId('plan-name').textContent(), { timeout: 15_000 }).toBe('monthly');
     expect(await page.getByTestId('plan-status').textContent()).toBe('active');
-    expect(await page.getByTestId('history-window').textContent()).toMatch(/^Last 30 days/);
+    expect(await page.getByTestId('history-window').textContent()).toBe('Last 30 days (from 2026-05-25 00:00 UTC)');
+    expect(await page.getByTestId('plan-expires').textContent()).toBe('2026-07-24 12:00:00 UTC (in 30d 0h)');
     expect(await page.getByTestId('invoice-status').allTextContents()).toEqual(['finished']);
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-account.png'), fullPage: true });
   });
@@ -314,7 +321,7 @@ describe.skipIf(!haveBrowser && !requireBrowser)('dashboard in a real browser', 
     const error = page.getByTestId('api-error').first();
     await error.waitFor();
     expect(await error.getAttribute('data-status')).toBe('429');
-    expect(await error.textContent()).toMatch(/Daily request limit \(100\) exceeded\. The counter resets at \d{4}-\d\d-\d\d 00:00:00 UTC/);
+    expect(await error.textContent()).toContain('Daily request limit (100) exceeded. The counter resets at 2026-06-25 00:00:00 UTC (in 12h 0m).');
   });
 
   it('fits a phone-width screen', async () => {

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateDemo } from '../src/ingest/demo-frames.js';
-import { seedDemo } from '../src/ingest/demo-seed.js';
+import { generateDemo } from '../src/demo/frames.js';
+import { seedDemo } from '../src/demo/seed.js';
 import { readGammaFile, replayFile } from '../src/ingest/replay.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 

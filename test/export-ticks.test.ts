@@ -153,6 +153,32 @@ async function runningExports(): Promise<number> {
 }
 
 describe('streaming over a real socket', () => {
+  it('counts each export toward the daily limit: exact X-RateLimit-* on every format, in memory and on the wire', async () => {
+    // A fresh monthly account (50,000 a day); the clock stands at NOW, so the counter resets at the
+    // next UTC midnight, 2026-06-21T00:00:00Z = 1782000000 s.
+    const key = await t.keyFor('monthly');
+    const auth = { authorization: `Bearer ${key}` };
+    const end = ticksOfA[20].t;
+    const responses = [
+      await t.app.request(exportUrl({ asset_id: A, start: START, end }), { headers: auth }),
+      await t.app.request(exportUrl({ asset_id: A, start: START, end, format: 'jsonl' }), { headers: { ...auth, 'accept-encoding': 'gzip' } }),
+      await t.app.request(exportUrl({ asset_id: A, start: START, end, format: 'parquet' }), { headers: auth }),
+      await fetch(`http://127.0.0.1:${port}${exportUrl({ asset_id: A, start: START, end, format: 'jsonl' })}`, { headers: auth }),
+    ];
+    for (const [i, res] of responses.entries()) {
+      expect(res.status).toBe(200);
+      expect([i, res.headers.get('x-ratelimit-limit'), res.headers.get('x-ratelimit-remaining'), res.headers.get('x-ratelimit-reset')]).toEqual([
+        i,
+        '50000',
+        String(50_000 - (i + 1)),
+        '1782000000',
+      ]);
+      await res.arrayBuffer();
+    }
+    expect(responses[1].headers.get('content-encoding')).toBe('gzip');
+    expect(Date.UTC(2026, 5, 21) / 1000).toBe(1782000000);
+  });
+
   it('sends the first bytes before the query finishes, and a disconnect cancels the engine query within 1 s', async () => {
     const path = exportUrl({ asset_id: BIG, start: START, end: NOW, format: 'jsonl' });
     const started = performance.now();

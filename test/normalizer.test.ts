@@ -1,10 +1,10 @@
-import { POLYMARKET_SAMPLES } from './support/samples.js';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseGammaMarkets } from '../src/ingest/gamma.js';
 import type { CheckpointPolicy, Level, OrderBook } from '../src/book/index.js';
 import type { MarketRow, SnapshotRow, TickRow } from '../src/clickhouse/rows.js';
 import { fileSeq, Normalizer } from '../src/ingest/normalizer.js';
+import { fixturePath } from './support/fixtures.js';
 
 /** Levels as [price, size] pairs: the expectations below read as the wire's levels do. */
 type Pair = [number, number];
@@ -12,9 +12,8 @@ const pairs = (levels: readonly Level[]): Pair[] => levels.map((l) => [l.price, 
 const sides = (book: OrderBook) => ({ bids: pairs(book.levels('bid')), asks: pairs(book.levels('ask')) });
 type PairSnapshot = Omit<SnapshotRow, 'bids' | 'asks'> & { bids: Pair[]; asks: Pair[] };
 
-const SAMPLES = POLYMARKET_SAMPLES;
-const frames = readFileSync(`${SAMPLES}/ws-frames.jsonl`, 'utf8').split('\n');
-const gamma = JSON.parse(readFileSync(`${SAMPLES}/gamma-markets.json`, 'utf8')) as unknown[];
+const frames = readFileSync(fixturePath('polymarket/ws-frames.jsonl'), 'utf8').split('\n');
+const gamma = JSON.parse(readFileSync(fixturePath('polymarket/gamma-markets.json'), 'utf8')) as unknown[];
 
 function run(lines: readonly string[], opts: { markets?: MarketRow[]; checkpoints?: CheckpointPolicy | false; sourceId?: string } = {}) {
   const ticks: TickRow[] = [];

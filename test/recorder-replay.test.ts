@@ -1,4 +1,3 @@
-import { POLYMARKET_SAMPLES } from './support/samples.js';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,13 +8,14 @@ import { startRecorder } from '../src/ingest/recorder.js';
 import { replayFile } from '../src/ingest/replay.js';
 import { generateFrames } from './support/book-frames.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
+import { fixturePath } from './support/fixtures.js';
 import { startGammaServer, type GammaServer } from './support/gamma-server.js';
 import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
 import { recorderOptions, storedRows, truncateIngestTables, waitFor } from './support/recorder-harness.js';
 
-const SAMPLES = POLYMARKET_SAMPLES;
-const FRAMES = readFileSync(`${SAMPLES}/ws-frames.jsonl`, 'utf8').split('\n').filter(Boolean);
-const GAMMA_FILE = `${SAMPLES}/gamma-markets.json`;
+const FRAMES_FILE = fixturePath('polymarket/ws-frames.jsonl');
+const FRAMES = readFileSync(FRAMES_FILE, 'utf8').split('\n').filter(Boolean);
+const GAMMA_FILE = fixturePath('polymarket/gamma-markets.json');
 const GAMMA: Record<string, unknown>[] = JSON.parse(readFileSync(GAMMA_FILE, 'utf8'));
 const GAMMA_TOKENS: string[] = JSON.parse(GAMMA[0].clobTokenIds as string);
 
@@ -86,7 +86,7 @@ describe('recording the sample capture through a local market channel', () => {
     expect(gunzipSync(readFileSync(archive)).toString('utf8')).toBe(FRAMES.join('\n') + '\n');
 
     await truncateIngestTables(engine);
-    await replayFile(engine, join(SAMPLES, 'ws-frames.jsonl'), { marketsFile: GAMMA_FILE });
+    await replayFile(engine, FRAMES_FILE, { marketsFile: GAMMA_FILE });
     expect(await storedRows(engine)).toEqual(recorded);
 
     await truncateIngestTables(engine);

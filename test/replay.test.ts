@@ -1,4 +1,3 @@
-import { POLYMARKET_SAMPLES } from './support/samples.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,10 +7,10 @@ import type { Engine } from '../src/clickhouse/engine.js';
 import { loadMigrations } from '../src/clickhouse/migrations.js';
 import { replayFile, replayLines, type ReplayProgress } from '../src/ingest/replay.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
+import { fixturePath } from './support/fixtures.js';
 
-const SAMPLES = POLYMARKET_SAMPLES;
-const FRAMES = `${SAMPLES}/ws-frames.jsonl`;
-const GAMMA = `${SAMPLES}/gamma-markets.json`;
+const FRAMES = fixturePath('polymarket/ws-frames.jsonl');
+const GAMMA = fixturePath('polymarket/gamma-markets.json');
 
 let te: TestEngine;
 let engine: Engine;

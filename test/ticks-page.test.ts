@@ -188,4 +188,23 @@ describe('GET /v1/ticks validation and access', () => {
     const res = await t.app.request(url({ asset_id: A, start: START, end: NOW }));
     expect(res.status).toBe(401);
   });
+
+  it('counts every streamed page toward the daily limit: exact X-RateLimit-* on each, gzip too', async () => {
+    // A fresh monthly account (50,000 a day); the clock stands at NOW, so the counter resets at the
+    // next UTC midnight, 2026-06-21T00:00:00Z = 1782000000 s.
+    const key = await t.keyFor('monthly');
+    const get = (params: Record<string, string | number>, headers: Record<string, string> = {}) =>
+      t.app.request(url(params), { headers: { authorization: `Bearer ${key}`, ...headers } });
+    const first = await get({ asset_id: A, start: START, end: NOW, limit: 3 });
+    const cursor = (await json(first.clone())).meta.next_cursor;
+    const pages = [first, await get({ asset_id: A, start: START, end: NOW, limit: 3, cursor }), await get({ asset_id: B, start: START, end: NOW, limit: 3 }, { 'accept-encoding': 'gzip' })];
+    expect(pages[2].headers.get('content-encoding')).toBe('gzip');
+    pages.forEach((res, i) => {
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-limit'), `page ${i}`).toBe('50000');
+      expect(res.headers.get('x-ratelimit-remaining'), `page ${i}`).toBe(String(50_000 - (i + 1)));
+      expect(res.headers.get('x-ratelimit-reset'), `page ${i}`).toBe('1782000000');
+    });
+    expect(Date.UTC(2026, 5, 21) / 1000).toBe(1782000000);
+  });
 });

@@ -40,6 +40,8 @@ const accountSchema = z
 const register = createRoute({
   method: 'post',
   path: '/v1/register',
+  operationId: 'register',
+  security: [],
   tags: ['accounts'],
   summary: 'Create an account on plan free and get its API key (shown once)',
   description: `No body, \`{}\` or \`{"email": "..."}\`. At most ${REGISTRATIONS_PER_IP_PER_HOUR} registrations per client IP per hour.`,
@@ -62,6 +64,7 @@ const register = createRoute({
 const me = createRoute({
   method: 'get',
   path: '/v1/me',
+  operationId: 'getAccount',
   tags: ['accounts'],
   summary: 'The account of the key: plan, expiry, limits and requests used today',
   security: [{ bearer: [] }],
@@ -75,6 +78,7 @@ const me = createRoute({
 const regenerate = createRoute({
   method: 'post',
   path: '/v1/keys/regenerate',
+  operationId: 'regenerateKey',
   tags: ['accounts'],
   summary: 'Replace the API key; the old key stops working at once',
   description: 'Account id, plan, expiry and the daily counter are unchanged.',

@@ -24,6 +24,7 @@ const InvoiceSummary = z.object({
 const statusRoute = createRoute({
   method: 'get',
   path: '/v1/billing/status',
+  operationId: 'getBillingStatus',
   tags: ['billing'],
   summary: 'Plan, expiry, limits and the last 10 invoices',
   security: [{ bearer: [] }],
@@ -59,6 +60,7 @@ const SubscribeBody = z
 const subscribeRoute = createRoute({
   method: 'post',
   path: '/v1/billing/subscribe',
+  operationId: 'subscribe',
   tags: ['billing'],
   summary: 'Create a crypto invoice for a paid plan',
   description: 'The account changes plan by itself when the processor reports the invoice paid (IPN `finished`).',
@@ -89,6 +91,8 @@ const subscribeRoute = createRoute({
 const ipnRoute = createRoute({
   method: 'post',
   path: '/v1/billing/ipn',
+  operationId: 'receivePaymentNotification',
+  security: [],
   tags: ['billing'],
   summary: 'Payment processor callback (NOWPayments IPN)',
   description:
@@ -139,6 +143,8 @@ const InvoiceIdParam = z.object({ id: z.string().min(1).max(100).openapi({ param
 const sandboxPageRoute = createRoute({
   method: 'get',
   path: '/sandbox/invoices/{id}',
+  operationId: 'getSandboxInvoice',
+  security: [],
   tags: ['sandbox'],
   summary: 'Sandbox invoice page (sandbox provider only)',
   request: { params: InvoiceIdParam },
@@ -148,6 +154,8 @@ const sandboxPageRoute = createRoute({
 const sandboxPayRoute = createRoute({
   method: 'post',
   path: '/sandbox/invoices/{id}/pay',
+  operationId: 'paySandboxInvoice',
+  security: [],
   tags: ['sandbox'],
   summary: 'Pay a sandbox invoice: delivers a signed `finished` IPN to /v1/billing/ipn',
   request: { params: InvoiceIdParam },

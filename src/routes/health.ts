@@ -7,6 +7,8 @@ import { metrics } from '../metrics.js';
 const healthz = createRoute({
   method: 'get',
   path: '/healthz',
+  operationId: 'getHealth',
+  security: [],
   tags: ['operations'],
   summary: 'The process is up',
   responses: { 200: { description: 'Up', content: { 'application/json': { schema: z.object({ status: z.literal('ok') }) } } } },
@@ -15,6 +17,8 @@ const healthz = createRoute({
 const readyz = createRoute({
   method: 'get',
   path: '/readyz',
+  operationId: 'getReadiness',
+  security: [],
   tags: ['operations'],
   summary: 'ClickHouse and the account store are reachable',
   responses: {
@@ -26,6 +30,8 @@ const readyz = createRoute({
 const metricsRoute = createRoute({
   method: 'get',
   path: '/metrics',
+  operationId: 'getMetrics',
+  security: [],
   tags: ['operations'],
   summary: 'Prometheus metrics',
   responses: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: z.string() } } } },

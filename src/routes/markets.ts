@@ -28,6 +28,8 @@ const MarketEntry = z
 const marketsRoute = createRoute({
   method: 'get',
   path: '/v1/markets',
+  operationId: 'listMarkets',
+  security: [],
   tags: ['markets'],
   summary: 'Outcome tokens with at least one tick, most active first',
   request: { query: marketsQuery },
@@ -64,6 +66,8 @@ const MarketStats = z
 const statsRoute = createRoute({
   method: 'get',
   path: '/v1/markets/stats',
+  operationId: 'getMarketStats',
+  security: [],
   tags: ['markets'],
   summary: 'Totals over all stored data',
   responses: {

@@ -33,6 +33,7 @@ const Candle = z
 const ohlcvRoute = createRoute({
   method: 'get',
   path: '/v1/ohlcv',
+  operationId: 'getCandles',
   tags: ['candles'],
   summary: 'OHLCV candles of best_bid over price_change ticks',
   description:

@@ -75,6 +75,7 @@ const noBook = { 404: { description: 'The asset has no book at or before that ti
 const orderbookRoute = createRoute({
   method: 'get',
   path: '/v1/orderbook',
+  operationId: 'getOrderBook',
   tags: ['orderbook'],
   summary: 'The reconstructed L2 book of an asset at any millisecond (default: latest)',
   description: historyNote,
@@ -92,6 +93,7 @@ const orderbookRoute = createRoute({
 const rangeRoute = createRoute({
   method: 'get',
   path: '/v1/orderbook/range',
+  operationId: 'getOrderBookRange',
   tags: ['orderbook'],
   summary: 'Exchange snapshots in [since, until], or the book sampled every `interval` ms',
   security: [{ bearer: [] }],
@@ -115,6 +117,7 @@ const rangeRoute = createRoute({
 const priceRoute = createRoute({
   method: 'get',
   path: '/v1/price',
+  operationId: 'getPrice',
   tags: ['orderbook'],
   summary: 'Top of the reconstructed book at any millisecond (default: latest)',
   description: historyNote,
@@ -126,6 +129,7 @@ const priceRoute = createRoute({
 const pricesHistoryRoute = createRoute({
   method: 'get',
   path: '/v1/prices-history',
+  operationId: 'getPricesHistory',
   tags: ['orderbook'],
   summary: 'Midpoint after the last tick of each fidelity bucket; `t` in Unix seconds',
   security: [{ bearer: [] }],
@@ -151,6 +155,7 @@ const pricesHistoryRoute = createRoute({
 const executionRoute = createRoute({
   method: 'get',
   path: '/v1/execution-price',
+  operationId: 'getExecutionPrice',
   tags: ['orderbook'],
   summary: 'Walk the whole reconstructed book with a market order: VWAP, slippage, fills',
   description: historyNote,

@@ -58,6 +58,7 @@ const errorResponses = {
 const ticksRoute = createRoute({
   method: 'get',
   path: '/v1/ticks',
+  operationId: 'getTicks',
   tags: ['ticks'],
   summary: 'Raw ticks of one asset, ascending by time then arrival, with cursor pagination',
   security: [{ bearer: [] }],
@@ -82,6 +83,7 @@ const ticksRoute = createRoute({
 const exportRoute = createRoute({
   method: 'get',
   path: '/v1/ticks/export',
+  operationId: 'exportTicks',
   tags: ['ticks'],
   summary: 'Every tick of a range as CSV, JSONL or Parquet, streamed',
   description:

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A loopback server speaking NOWPayments' `POST /v1/invoice`: checks `x-api-key`, answers with the
- * response shape they send (../shared/samples/nowpayments/samples.jsonl line 4), and can be told to
+ * response shape they send (test/fixtures/nowpayments/samples.jsonl line 4), and can be told to
  * fail with a status, answer malformed JSON, or hang (never answer) to exercise the client's time-out.
  */
 /** `stall`: headers and half a body, then nothing (a time-out must cover reading the body too). */

@@ -1,3 +1,5 @@
+import { OrderBook } from '../book/index.js';
+
 /**
  * A seeded, deterministic generator of Polymarket market-channel frames for the demo dataset.
  *
@@ -198,57 +200,51 @@ interface Market {
   hi: number;
 }
 
-/** The simulated book of a market's first outcome, indexed by price in grid units. */
+/**
+ * The simulated book of a market's first outcome on its price grid (grid unit k = price k/n), held
+ * in the book module's OrderBook. The empty-side rule (best bid 0, best ask 1) lands on grid units 0
+ * and n.
+ */
 class Book {
-  readonly bid: Float64Array;
-  readonly ask: Float64Array;
-  /** Best bid (0 when none) and best ask (n when none), in grid units. */
-  bb = 0;
-  ba: number;
-  nBids = 0;
-  nAsks = 0;
+  private readonly book = new OrderBook();
   /** Target spread in ticks, re-chosen now and then. */
   spread = 1;
-  lastTrade: number;
+  lastTrade = 0;
 
-  constructor(readonly n: number) {
-    this.bid = new Float64Array(n);
-    this.ask = new Float64Array(n);
-    this.ba = n;
-    this.lastTrade = 0;
-  }
+  constructor(readonly n: number) {}
 
   set(isBid: boolean, k: number, size: number): void {
-    const side = isBid ? this.bid : this.ask;
-    const had = side[k] > 0;
-    side[k] = size;
-    if (isBid) {
-      this.nBids += (size > 0 ? 1 : 0) - (had ? 1 : 0);
-      if (size > 0 && k > this.bb) this.bb = k;
-      else if (size === 0 && k === this.bb) {
-        let j = k - 1;
-        while (j > 0 && this.bid[j] === 0) j--;
-        this.bb = j;
-      }
-    } else {
-      this.nAsks += (size > 0 ? 1 : 0) - (had ? 1 : 0);
-      if (size > 0 && k < this.ba) this.ba = k;
-      else if (size === 0 && k === this.ba) {
-        let j = k + 1;
-        while (j < this.n && this.ask[j] === 0) j++;
-        this.ba = j;
-      }
-    }
+    this.book.apply(isBid ? 'bid' : 'ask', k / this.n, size);
   }
 
-  /** Price of the d-th level from the top of a side (0 = best), or -1 when the side is shorter. */
+  /** Best bid in grid units (0 when none). */
+  get bb(): number {
+    return Math.round(this.book.bestBid() * this.n);
+  }
+
+  /** Best ask in grid units (n when none). */
+  get ba(): number {
+    return Math.round(this.book.bestAsk() * this.n);
+  }
+
+  count(isBid: boolean): number {
+    return this.book.count(isBid ? 'bid' : 'ask');
+  }
+
+  /** Size resting at grid unit k (0 when none, or off the grid). */
+  size(isBid: boolean, k: number): number {
+    return this.book.sizeAt(isBid ? 'bid' : 'ask', k / this.n);
+  }
+
+  /** Grid unit of the d-th level from the top of a side (0 = best), or -1 when the side is shorter. */
   level(isBid: boolean, d: number): number {
-    if (isBid) {
-      for (let k = this.bb; k > 0; k--) if (this.bid[k] > 0 && d-- === 0) return k;
-    } else {
-      for (let k = this.ba; k < this.n; k++) if (this.ask[k] > 0 && d-- === 0) return k;
-    }
-    return -1;
+    const l = this.book.levels(isBid ? 'bid' : 'ask', d + 1)[d];
+    return l ? Math.round(l.price * this.n) : -1;
+  }
+
+  /** A side's levels as [grid unit, size], best first. */
+  grid(isBid: boolean): [number, number][] {
+    return this.book.levels(isBid ? 'bid' : 'ask').map((l) => [Math.round(l.price * this.n), l.size]);
   }
 }
 
@@ -504,31 +500,29 @@ function act(ctx: Ctx, m: Market, b: Book, fair: number, prices: Map<number, str
   const r = rng.next();
   if (r < 0.65) {
     // The book chases the fair value: stale quotes get hit or pulled, better ones appear.
-    if (b.bb > wantBid && b.nBids > 1) return rng.next() < 0.6 ? trade(ctx, m, b, false, true, prices) : change(ctx, m, b, true, b.bb, 0, prices);
-    if (b.ba < wantAsk && b.nAsks > 1) return rng.next() < 0.6 ? trade(ctx, m, b, true, true, prices) : change(ctx, m, b, false, b.ba, 0, prices);
+    if (b.bb > wantBid && b.count(true) > 1) return rng.next() < 0.6 ? trade(ctx, m, b, false, true, prices) : change(ctx, m, b, true, b.bb, 0, prices);
+    if (b.ba < wantAsk && b.count(false) > 1) return rng.next() < 0.6 ? trade(ctx, m, b, true, true, prices) : change(ctx, m, b, false, b.ba, 0, prices);
     if (b.bb < wantBid && b.bb + 1 < b.ba) return change(ctx, m, b, true, b.bb + 1, restingSize(rng, m, 0), prices);
     if (b.ba > wantAsk && b.ba - 1 > b.bb) return change(ctx, m, b, false, b.ba - 1, restingSize(rng, m, 0), prices);
   }
   const isBid = rng.next() < 0.5;
-  const count = isBid ? b.nBids : b.nAsks;
+  const count = isBid ? b.count(true) : b.count(false);
   const kind = rng.next();
   if (kind < 0.3 && count > 1) return trade(ctx, m, b, !isBid, false, prices);
   if (kind < 0.42 && count < 40) {
     const best = isBid ? b.bb : b.ba;
     // New orders rest mostly a few ticks behind the top, which keeps the book dense where it trades.
-    const side = isBid ? b.bid : b.ask;
     let away = 1 + Math.min(24, Math.floor(-Math.log(1 - rng.next()) * 6));
-    while (away < 40 && side[isBid ? best - away : best + away] > 0) away++;
+    while (away < 40 && b.size(isBid, isBid ? best - away : best + away) > 0) away++;
     const k = isBid ? best - away : best + away;
-    if (k > 0 && k < m.n && side[k] === 0) return change(ctx, m, b, isBid, k, restingSize(rng, m, away), prices);
+    if (k > 0 && k < m.n && b.size(isBid, k) === 0) return change(ctx, m, b, isBid, k, restingSize(rng, m, away), prices);
   }
   const depth = Math.min(count - 1, Math.floor(-Math.log(1 - rng.next()) * 3));
   const k = b.level(isBid, Math.max(0, depth));
   if (k < 0) return change(ctx, m, b, isBid, isBid ? Math.max(1, Math.min(wantBid, b.ba - 1)) : Math.min(m.n - 1, Math.max(wantAsk, b.bb + 1)), restingSize(rng, m, 0), prices);
   const extreme = k === 1 || k === m.n - 1;
   if (!extreme && depth >= 2 && count > 12 && rng.next() < 0.2) return change(ctx, m, b, isBid, k, 0, prices);
-  const side = isBid ? b.bid : b.ask;
-  const resized = Math.max(MICRO, Math.round((side[k] * Math.exp(0.5 * rng.normal())) / 10_000) * 10_000);
+  const resized = Math.max(MICRO, Math.round((b.size(isBid, k) * Math.exp(0.5 * rng.normal())) / 10_000) * 10_000);
   return change(ctx, m, b, isBid, k, resized, prices);
 }
 
@@ -536,7 +530,7 @@ function act(ctx: Ctx, m: Market, b: Book, fair: number, prices: Map<number, str
 function trade(ctx: Ctx, m: Market, b: Book, takerBuys: boolean, sweep: boolean, prices: Map<number, string[]>): number {
   const { rng } = ctx;
   const k = takerBuys ? b.ba : b.bb;
-  const resting = takerBuys ? b.ask[k] : b.bid[k];
+  const resting = b.size(!takerBuys, k);
   let qty = sweep ? resting : Math.min(resting, 5 * MICRO + Math.round(resting * rng.next() * 0.8));
   if (rng.next() < 0.3 && qty < resting) qty -= rng.int(MICRO);
   const left = resting - qty < MICRO ? 0 : resting - qty;
@@ -571,12 +565,17 @@ function bookJson(ctx: Ctx, m: Market, b: Book, outcome: 0 | 1, prices: Map<numb
   const px = prices.get(m.n)!;
   const bids: string[] = [];
   const asks: string[] = [];
+  // Best last, as on the wire: the first outcome's bids ascending and asks descending; the mirror's
+  // bids are the first outcome's asks at 1 − p, its asks the first outcome's bids.
+  const level = (k: number, micro: number) => `{"price":"${px[k]}","size":"${size(micro)}"}`;
+  const firstBids = b.grid(true).reverse();
+  const firstAsks = b.grid(false).reverse();
   if (outcome === 0) {
-    for (let k = 1; k <= b.bb; k++) if (b.bid[k] > 0) bids.push(`{"price":"${px[k]}","size":"${size(b.bid[k])}"}`);
-    for (let k = m.n - 1; k >= b.ba; k--) if (b.ask[k] > 0) asks.push(`{"price":"${px[k]}","size":"${size(b.ask[k])}"}`);
+    for (const [k, s] of firstBids) bids.push(level(k, s));
+    for (const [k, s] of firstAsks) asks.push(level(k, s));
   } else {
-    for (let k = m.n - 1; k >= b.ba; k--) if (b.ask[k] > 0) bids.push(`{"price":"${px[m.n - k]}","size":"${size(b.ask[k])}"}`);
-    for (let k = 1; k <= b.bb; k++) if (b.bid[k] > 0) asks.push(`{"price":"${px[m.n - k]}","size":"${size(b.bid[k])}"}`);
+    for (const [k, s] of firstAsks) bids.push(level(m.n - k, s));
+    for (const [k, s] of firstBids) asks.push(level(m.n - k, s));
   }
   const last = (outcome === 0 ? b.lastTrade : m.n - b.lastTrade) / m.n;
   return `{"market":"${m.conditionId}","asset_id":"${m.tokens[outcome]}","timestamp":"${ctx.t}","hash":"${ctx.rng.hash()}","bids":[${bids.join(',')}],"asks":[${asks.join(',')}],"tick_size":"${m.tickSize}","event_type":"book","last_trade_price":"${last.toFixed(3)}"}`;

@@ -1,7 +1,7 @@
-import { printDemoKeyOnFirstStart } from './accounts/demo-key.js';
-import type { AppDeps } from './deps.js';
-import { seedDemo } from './ingest/demo-seed.js';
-import { log } from './log.js';
+import { printDemoKeyOnFirstStart } from './demo-key.js';
+import type { AppDeps } from '../deps.js';
+import { seedDemo } from './seed.js';
+import { log } from '../log.js';
 
 /**
  * First start on an empty store: load the demo dataset (DEMO_DATA=0 disables it) so a fresh

@@ -1,7 +1,7 @@
 import { generateApiKey, hashApiKey } from '../auth/keys.js';
 import type { AppDeps } from '../deps.js';
 import { log } from '../log.js';
-import { expiryOfGrant } from './plan-change.js';
+import { expiryOfGrant } from '../accounts/plan-change.js';
 
 /** A local demo key outlives a paid month so a newcomer's setup keeps working; a year is plenty. */
 const DEMO_KEY_DAYS = 365;
