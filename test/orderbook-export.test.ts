@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -242,6 +243,30 @@ async function runningExports(): Promise<number> {
 }
 
 describe('streaming over a real socket', () => {
+  it('the Node response path sends the same bytes: plain, gzip and zstd, with every header', async () => {
+    const path = url({ asset_id: stream.assets[2], start: stream.start, end: stream.end, depth: 3 });
+    const expected = await (await get(path)).text();
+    const { Decoder } = createRequire(import.meta.url)('@toondepauw/node-zstd') as { Decoder: new () => { decodeSync(b: Buffer): Buffer } };
+    const decode: Record<string, (b: Buffer) => Buffer> = { identity: (b) => b, gzip: gunzipSync, zstd: (b) => new Decoder().decodeSync(b) };
+    for (const encoding of ['identity', 'gzip', 'zstd']) {
+      const res = await new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+        httpRequest({ host: '127.0.0.1', port, path, headers: { authorization: `Bearer ${ob.key}`, 'accept-encoding': encoding } }, (r) => {
+          const parts: Buffer[] = [];
+          r.on('data', (b: Buffer) => parts.push(b));
+          r.on('end', () => resolve({ headers: r.headers, body: Buffer.concat(parts) }));
+        })
+          .on('error', reject)
+          .end();
+      });
+      expect(decode[encoding](res.body).toString(), encoding).toBe(expected);
+      expect(res.headers['content-encoding']).toBe(encoding === 'identity' ? undefined : encoding);
+      expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+      expect(res.headers['content-disposition']).toBe(`attachment; filename="orderbook_${stream.assets[2]}_${stream.start}_${stream.end}.csv"`);
+      expect(res.headers['x-ratelimit-limit']).toBe('500000');
+      expect(res.headers['x-request-id']).toBeTruthy();
+    }
+  });
+
   const bigUrl = (format: string) => url({ asset_id: BIG, start: stream.start, end: stream.start + BIG_ROWS, depth: 10, format });
 
   it('sends the first bytes before the read finishes, and a disconnect cancels the engine query within 1 s', async () => {

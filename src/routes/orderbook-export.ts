@@ -66,10 +66,9 @@ export function registerOrderbookExportRoute(app: OpenAPIHono<AppEnv>, deps: App
     const format = q.format ?? 'csv';
     const rows = bookRows(deps.engine, { assetId: q.asset_id, start: q.start, end: q.end, interval: q.interval }, c.req.raw.signal);
     const body = Readable.from(encodeBookRows(rows, format, q.depth ?? 25), { objectMode: false, highWaterMark: 1 });
-    const response = await streamResponse(body, {
+    const response = await streamResponse(c, body, {
       contentType: CONTENT_TYPES[format],
       headers: { 'Content-Disposition': `attachment; filename="orderbook_${q.asset_id}_${q.start}_${q.end}.${format}"` },
-      acceptEncoding: c.req.header('accept-encoding'),
     });
     return response as never;
   });
