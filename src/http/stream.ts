@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
@@ -67,6 +66,19 @@ export async function streamResponse(c: Context, source: Readable, options: Stre
   return new Response(null, { headers: { 'x-hono-already-sent': '1' } });
 }
 
+/** Resolves when the socket wants more, or is gone; leaves no listener behind. */
+function drained(out: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+  });
+}
+
 /** The one loop from the engine to the socket: write, and wait for 'drain' when the socket is full. */
 async function writeTo(out: ServerResponse, body: AsyncGenerator<Buffer>, source: Readable): Promise<void> {
   const gone = () => source.destroy();
@@ -74,7 +86,7 @@ async function writeTo(out: ServerResponse, body: AsyncGenerator<Buffer>, source
   try {
     for await (const chunk of body) {
       if (out.destroyed) return;
-      if (chunk.length > 0 && !out.write(chunk)) await Promise.race([once(out, 'drain'), once(out, 'close')]);
+      if (chunk.length > 0 && !out.write(chunk)) await drained(out);
     }
     out.end();
   } catch (err) {
