@@ -823,6 +823,57 @@ export type GetExecutionPriceResponses = {
 
 export type GetExecutionPriceResponse = GetExecutionPriceResponses[keyof GetExecutionPriceResponses];
 
+export type GetV1OrderbookExportData = {
+    body?: never;
+    path?: never;
+    query: {
+        asset_id: string;
+        start: number;
+        end: number;
+        /**
+         * Levels per side, default 25
+         */
+        depth?: number;
+        /**
+         * Grid step in ms; without it one row per book change
+         */
+        interval?: number;
+        /**
+         * Default csv
+         */
+        format?: 'csv' | 'jsonl' | 'parquet';
+    };
+    url: '/v1/orderbook/export';
+};
+
+export type GetV1OrderbookExportErrors = {
+    /**
+     * Invalid parameter
+     */
+    400: unknown;
+    /**
+     * Missing or invalid API key
+     */
+    401: unknown;
+    /**
+     * Outside the plan’s history window
+     */
+    403: unknown;
+    /**
+     * Daily request limit reached
+     */
+    429: unknown;
+};
+
+export type GetV1OrderbookExportResponses = {
+    /**
+     * The dataset file
+     */
+    200: string;
+};
+
+export type GetV1OrderbookExportResponse = GetV1OrderbookExportResponses[keyof GetV1OrderbookExportResponses];
+
 export type GetTicksData = {
     body?: never;
     path?: never;
