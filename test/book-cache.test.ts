@@ -69,9 +69,11 @@ describe('cache on and off give the same answers', () => {
       ['cache off', cachingBookReader(te.engine, 0), 0],
     ];
     let compared = 0;
+    // Through the HTTP test server every read opens a chDB session: a third of the instants there.
+    const every = TEST_BACKEND === 'http' ? 3 : 1;
     for (const asset of [...stream.assets, stream.tradeOnlyAsset]) {
       const times = [...new Set(model.times(asset))];
-      for (const at of instants(asset)) {
+      for (const at of instants(asset).filter((_, i) => i % every === 0)) {
         const expected = modelView(model.bookAt(asset, at));
         const nextEvent = times.find((t) => t > at) ?? Infinity;
         const answers = await Promise.all(readers.map(([, reader]) => reader.at(asset, at)));
@@ -84,7 +86,7 @@ describe('cache on and off give the same answers', () => {
         compared++;
       }
     }
-    expect(compared).toBeGreaterThan(3000);
+    expect(compared).toBeGreaterThan(3000 / every);
     for (const [name, reader, capacity] of readers.slice(1)) {
       const stats = reader.cache!.stats();
       expect(stats.bytes, name).toBeLessThanOrEqual(capacity);

@@ -20,6 +20,7 @@ const CONTENT_TYPES: Record<BookExportFormat, string> = {
 const exportRoute = createRoute({
   method: 'get',
   path: '/v1/orderbook/export',
+  operationId: 'exportOrderbook',
   tags: ['orderbook'],
   summary: 'The top `depth` levels after every book change (or every `interval` ms) as CSV, JSONL or Parquet, streamed',
   description:

@@ -823,7 +823,7 @@ export type GetExecutionPriceResponses = {
 
 export type GetExecutionPriceResponse = GetExecutionPriceResponses[keyof GetExecutionPriceResponses];
 
-export type GetV1OrderbookExportData = {
+export type ExportOrderbookData = {
     body?: never;
     path?: never;
     query: {
@@ -846,7 +846,7 @@ export type GetV1OrderbookExportData = {
     url: '/v1/orderbook/export';
 };
 
-export type GetV1OrderbookExportErrors = {
+export type ExportOrderbookErrors = {
     /**
      * Invalid parameter
      */
@@ -865,14 +865,14 @@ export type GetV1OrderbookExportErrors = {
     429: unknown;
 };
 
-export type GetV1OrderbookExportResponses = {
+export type ExportOrderbookResponses = {
     /**
      * The dataset file
      */
     200: string;
 };
 
-export type GetV1OrderbookExportResponse = GetV1OrderbookExportResponses[keyof GetV1OrderbookExportResponses];
+export type ExportOrderbookResponse = ExportOrderbookResponses[keyof ExportOrderbookResponses];
 
 export type GetTicksData = {
     body?: never;
