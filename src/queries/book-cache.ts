@@ -25,20 +25,22 @@ import { MAX_TIME_MS, POINT_READ } from './orderbook.js';
 /** Events one miss reads forward from the snapshot before T: about five segments at the default checkpoint interval. */
 const SEGMENTS_READ = 1024;
 
-type Row = [ms: number, kind: 'price_change' | 'book' | 'checkpoint', market: string, price: number, size: number, bookSide: string, bids: Level[], asks: Level[]];
+type Row = [ms: number, seq: number, kind: 'price_change' | 'book' | 'checkpoint', market: string, price: number, size: number, bookSide: string, bids: Level[], asks: Level[]];
 
 /**
  * The latest snapshot at or before {at} (none: the asset's first event) and the events after it, in
- * (t, seq) order: one primary-key range read that stops after SEGMENTS_READ rows.
+ * (t, seq) order: one primary-key range read that stops after SEGMENTS_READ rows. A checkpoint
+ * shares the (t, seq) of the change it follows (and already holds it): `kind DESC` puts the snapshot
+ * first, so every segment starts with its snapshot, and splitSegments leaves that change out.
  */
 const SEGMENTS_SQL = `
 WITH (SELECT (t, seq) FROM book_events
       WHERE asset_id = {asset_id:String} AND kind != 'price_change' AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
       ORDER BY t DESC, seq DESC LIMIT 1) AS k
-SELECT toUnixTimestamp64Milli(t) AS ms, kind, market, price, size, book_side, bids, asks
+SELECT toUnixTimestamp64Milli(t) AS ms, seq, kind, market, price, size, book_side, bids, asks
 FROM book_events
 WHERE asset_id = {asset_id:String} AND t >= assumeNotNull(k).1 AND (t > assumeNotNull(k).1 OR seq >= assumeNotNull(k).2)
-ORDER BY t, seq
+ORDER BY t, seq, kind DESC
 LIMIT ${SEGMENTS_READ}
 SETTINGS output_format_json_quote_64bit_integers = 0, ${POINT_READ}`;
 
@@ -187,20 +189,24 @@ export function splitSegments(assetId: string, at: number, rows: Row[]): BookSeg
     lastEnd = rows[rows.length - 1][0];
     usable = rows.filter((r) => r[0] < lastEnd);
   }
-  const fromFirstEvent = rows.length === 0 || rows[0][1] === 'price_change' || rows[0][0] > at;
+  const fromFirstEvent = rows.length === 0 || rows[0][2] === 'price_change' || rows[0][0] > at;
   const segments: BookSegment[] = [];
   let start = fromFirstEvent ? 0 : usable[0]?.[0];
   let events: SegmentEvent[] = [];
+  let snapSeq = -1;
   const close = (end: number) => {
     if (start !== undefined && start < end) segments.push(new BookSegment(assetId, start, end, events));
   };
-  for (const [ms, kind, market, price, size, bookSide, bids, asks] of usable) {
+  for (const [ms, seq, kind, market, price, size, bookSide, bids, asks] of usable) {
     const snapshot = kind !== 'price_change';
     if (snapshot && (events.length > 0 || start !== ms)) {
       close(ms);
       start = ms;
       events = [];
     }
+    // The change a checkpoint was taken after (same t and seq) is in its levels already.
+    if (snapshot) snapSeq = seq;
+    else if (ms === start && seq === snapSeq) continue;
     events.push({ ms, market, price, size, bid: bookSide === 'BUY', snapshot: snapshot ? { bids, asks } : null });
   }
   close(lastEnd);
