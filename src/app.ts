@@ -8,7 +8,7 @@ import { ApiError } from './http/errors.js';
 import { accessLog, bearerChallenge, requestId } from './http/middleware.js';
 import { renderError, renderNotFound } from './http/render-error.js';
 import { setLogLevel } from './log.js';
-import { engineBookReader } from './queries/book-reader.js';
+import { cachingBookReader } from './queries/book-reader.js';
 import { ReplayServer } from './replay/server.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
@@ -18,6 +18,7 @@ import { registerHealthRoutes } from './routes/health.js';
 import { registerMarketsRoutes } from './routes/markets.js';
 import { registerOhlcvRoutes } from './routes/ohlcv.js';
 import { registerOrderbookRoutes } from './routes/orderbook.js';
+import { registerOrderbookExportRoute } from './routes/orderbook-export.js';
 import { registerReplayRoutes } from './routes/replay.js';
 import { registerTicksRoutes } from './routes/ticks.js';
 
@@ -67,11 +68,12 @@ export function createApp(deps: AppDeps) {
   registerBillingRoutes(app, deps);
   registerMarketsRoutes(app, deps);
   // One BookReader for every point-in-time book: order books, CLOB answers, the replay's initial books.
-  const books = deps.books ?? engineBookReader(deps.engine);
+  const books = deps.books ?? cachingBookReader(deps.engine, deps.config.BOOK_CACHE_MB * 2 ** 20);
   registerOrderbookRoutes(app, deps, books);
   registerClobRoutes(app, deps, books);
   const replay = new ReplayServer({ engine: deps.engine, books, fetch: (request, env) => app.fetch(request, env) });
   registerReplayRoutes(app, replay);
+  registerOrderbookExportRoute(app, deps);
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);
   registerCoverageRoutes(app, deps);

@@ -151,6 +151,7 @@ const EXPECTED_ERRORS: Record<string, number[]> = {
   'GET /v1/orderbook/range': [400, 401, 403, 429, 500, 503],
   'GET /v1/ticks': [400, 401, 403, 429, 500, 503],
   'GET /v1/coverage': [400, 401, 403, 429, 500, 503],
+  'GET /v1/orderbook/export': [400, 401, 403, 429, 500, 503],
   'GET /v1/replay/market': [400, 401, 403, 426, 429, 500, 503],
   'GET /v1/ticks/export': [400, 401, 403, 429, 500, 503],
   'GET /v1/ohlcv': [400, 401, 403, 429, 500, 503],

@@ -53,6 +53,9 @@ class Outage implements Engine {
     this.check();
     return this.inner.stream(sql, format, options);
   }
+  writeEpoch() {
+    return this.inner.writeEpoch();
+  }
   ping() {
     return this.down ? Promise.resolve(false) : this.inner.ping();
   }

@@ -97,6 +97,11 @@ describe('every read endpoint through the generated client', () => {
     },
     getTicks: { call: () => sdk.getTicks({ client, query: { ...range, limit: 50 } }), url: `/v1/ticks?asset_id=${ASSET}&start=${START}&end=${NOW}&limit=50` },
     exportTicks: { call: () => sdk.exportTicks({ client, query: range, parseAs: 'text' }), url: `/v1/ticks/export?asset_id=${ASSET}&start=${START}&end=${NOW}`, text: true },
+    exportOrderbook: {
+      call: () => sdk.exportOrderbook({ client, query: { ...range, depth: 3 }, parseAs: 'text' }),
+      url: `/v1/orderbook/export?asset_id=${ASSET}&start=${START}&end=${NOW}&depth=3`,
+      text: true,
+    },
     getCandles: { call: () => sdk.getCandles({ client, query: { asset_id: ASSET, resolution: '5m', start: START } }), url: `/v1/ohlcv?asset_id=${ASSET}&resolution=5m&start=${START}` },
     // Polymarket-compatible: the key is a path segment ({key} below is the test key).
     getClobBook: { call: () => sdk.getClobBook({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/book?token_id=${ASSET}` },

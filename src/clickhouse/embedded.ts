@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { Session } from 'chdb';
 import { SESSION_SETTINGS, type Engine, type QueryOptions, type QueryParams, type Settings } from './engine.js';
@@ -27,12 +28,14 @@ export class EmbeddedEngine implements Engine {
   private readonly waiting: ((s: Session) => void)[] = [];
   private closed = false;
   private readonly streams = new Set<Session>();
+  private readonly dir: string;
 
   private constructor(
-    private readonly dir: string,
+    dir: string,
     sessions: Session[],
   ) {
     this.location = `chDB (embedded) at ${dir}`;
+    this.dir = resolve(dir);
     this.idle = sessions;
   }
 
@@ -77,13 +80,30 @@ export class EmbeddedEngine implements Engine {
   }
 
   async command(sql: string, options: QueryOptions = {}): Promise<void> {
-    await this.withSession((s) => s.queryAsync(withParams(sql, options.params), { format: 'TSV', signal: options.signal }));
+    await this.writing(() => this.withSession((s) => s.queryAsync(withParams(sql, options.params), { format: 'TSV', signal: options.signal })));
   }
 
   async insertJsonEachRow(table: string, body: string | Buffer, settings?: Settings): Promise<void> {
     if (!body.length) return;
     const values = typeof body === 'string' ? Buffer.from(body) : body;
-    await this.withSession((s) => s.insert({ table, values, format: 'JSONEachRow', settings }));
+    await this.writing(() => this.withSession((s) => s.insert({ table, values, format: 'JSONEachRow', settings })));
+  }
+
+  writeEpoch(): number {
+    return writeEpochs.get(this.dir) ?? 0;
+  }
+
+  /**
+   * Every statement that may write moves the directory's epoch before it starts (a reader checking
+   * meanwhile asks the data) and after it ends (a reader that asked during the write asks again).
+   */
+  private async writing<T>(write: () => Promise<T>): Promise<T> {
+    bumpWriteEpoch(this.dir);
+    try {
+      return await write();
+    } finally {
+      bumpWriteEpoch(this.dir);
+    }
   }
 
   stream(sql: string, format: string, options: QueryOptions = {}): Readable {
@@ -201,6 +221,14 @@ export class EmbeddedEngine implements Engine {
 
 /** Directory of DATA_DIR where whole-file results are spooled (see streamViaFile). */
 const EXPORT_SPOOL = 'exports';
+
+/**
+ * Write epochs per data directory, for the whole process: every EmbeddedEngine opened on the same
+ * directory (the lock admits only this process) shares one, so a write through any of them is seen.
+ */
+const writeEpochs = new Map<string, number>();
+const bumpWriteEpoch = (dir: string) => writeEpochs.set(dir, (writeEpochs.get(dir) ?? 0) + 1);
+
 
 /** Output formats whose bytes only make sense as one whole file (see streamViaFile). */
 const WHOLE_FILE_FORMATS = new Set(['Parquet', 'ORC', 'Arrow', 'Avro']);

@@ -50,6 +50,13 @@ export interface Engine {
    * after the first byte surfaces as a stream error.
    */
   stream(sql: string, format: string, options?: QueryOptions): Readable;
+  /**
+   * A number that changes whenever stored data may have changed, when every writer is known to this
+   * process (embedded: DATA_DIR is locked to one process, and all its writes go through
+   * EmbeddedEngine); null when other processes may write (a server), so callers must ask the data.
+   * Lets caches of stored data skip their validity query while nothing was written.
+   */
+  writeEpoch(): number | null;
   /** True when the engine answers a trivial query. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -115,6 +115,11 @@ export class ServerEngine implements Engine {
     return out;
   }
 
+  /** Other processes may write to the server: unknown. */
+  writeEpoch(): null {
+    return null;
+  }
+
   async ping(): Promise<boolean> {
     const r = await this.client.ping();
     return r.success;

@@ -1,14 +1,18 @@
+import type { ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import { Readable, Transform, pipeline } from 'node:stream';
-import { constants as zlibConstants, createGzip } from 'node:zlib';
+import type { Readable } from 'node:stream';
+import { constants as zlibConstants, createGzip, type Gzip } from 'node:zlib';
+import type { Context } from 'hono';
 import { acceptedEncodings } from './accept-encoding.js';
 
 /**
- * Turns an engine byte stream into an HTTP response body. The engine's bytes go to the socket as they
- * are (optionally between a prefix and a suffix, e.g. a JSON envelope); back-pressure reaches the
- * engine because the body is pulled, never pushed; a client that goes away destroys the engine
- * stream (which cancels its query); a failure after the first byte errors the body, which makes
- * @hono/node-server destroy the socket: the client sees a truncated transfer, never a short file.
+ * Turns an engine byte stream into an HTTP response body, on the shortest path: each engine chunk
+ * (optionally between a prefix and a suffix, e.g. a JSON envelope) is compressed in place when the
+ * client asked for it and written to the Node response; the next chunk is pulled only once the
+ * socket took this one ('drain'), so back-pressure reaches the engine. A client that goes away
+ * destroys the engine stream (which cancels its query); a failure after the first byte destroys the
+ * socket: the client sees a truncated transfer, never a short file. Without a Node response (the
+ * app driven through fetch, as tests do) the same chunks are pulled through a web ReadableStream.
  */
 export interface StreamBodyOptions {
   /** Response headers besides Content-Type (e.g. Content-Disposition). */
@@ -20,8 +24,6 @@ export interface StreamBodyOptions {
   mapChunk?: (chunk: Buffer) => Buffer;
   /** Written after the engine's last byte; computed then, so it can report what was streamed. */
   suffix?: () => string | Promise<string>;
-  /** The request's Accept-Encoding: gzip or zstd are applied when the client accepts them. */
-  acceptEncoding?: string;
 }
 
 export type ContentEncoding = 'zstd' | 'gzip' | 'identity';
@@ -30,7 +32,7 @@ export type ContentEncoding = 'zstd' | 'gzip' | 'identity';
  * Waits for the engine's first chunk, so that an engine error before any byte (bad query, engine
  * unreachable) still becomes a proper error response with its status line, then streams the rest.
  */
-export async function streamResponse(source: Readable, options: StreamBodyOptions): Promise<Response> {
+export async function streamResponse(c: Context, source: Readable, options: StreamBodyOptions): Promise<Response> {
   const chunks = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   let first: IteratorResult<Buffer>;
   try {
@@ -40,36 +42,61 @@ export async function streamResponse(source: Readable, options: StreamBodyOption
     throw err;
   }
   const map = options.mapChunk ?? ((chunk: Buffer) => chunk);
-  async function* framed() {
+  const encoding = chooseEncoding(c.req.header('accept-encoding'));
+  const compress = compressor(encoding);
+  async function* body(): AsyncGenerator<Buffer> {
     // The prefix rides with the first engine chunk: one write, and one compressed frame less.
     const head = first.done ? Buffer.alloc(0) : map(first.value);
-    yield options.prefix ? Buffer.concat([Buffer.from(options.prefix), head]) : head;
+    yield compress.write(options.prefix ? Buffer.concat([Buffer.from(options.prefix), head]) : head);
     if (!first.done) {
-      for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
-        yield map(next.value);
-      }
+      for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield compress.write(map(next.value));
     }
-    if (options.suffix) yield Buffer.from(await options.suffix());
+    if (options.suffix) yield compress.write(Buffer.from(await options.suffix()));
+    yield compress.end();
   }
-
-  const encoding = chooseEncoding(options.acceptEncoding);
-  const framedStream = Readable.from(framed(), { objectMode: false, highWaterMark: 1 });
-  let body: Readable = framedStream;
-  if (encoding !== 'identity') {
-    // Z_SYNC_FLUSH per chunk: compressed bytes leave with each engine chunk instead of waiting for
-    // zlib's window to fill (time to first byte, steady flow).
-    const compressor = encoding === 'gzip' ? createGzip({ level: GZIP_LEVEL, flush: zlibConstants.Z_SYNC_FLUSH }) : zstdFrames(zstdEncoder()!);
-    body = pipeline(framedStream, compressor, () => {});
-  }
-  const stopEngine = () => {
-    source.destroy();
-    framedStream.destroy();
-    body.destroy();
-  };
 
   const headers: Record<string, string> = { 'Content-Type': options.contentType, ...options.headers, Vary: 'Accept-Encoding' };
   if (encoding !== 'identity') headers['Content-Encoding'] = encoding;
-  return new Response(pullStream(body, stopEngine), { status: 200, headers });
+  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  if (!outgoing) return new Response(pullStream(body(), () => source.destroy()), { status: 200, headers });
+  // Headers middleware prepared (request id, rate limits) go out with ours.
+  c.res.headers.forEach((value, name) => (headers[name] ??= value));
+  outgoing.writeHead(200, headers);
+  void writeTo(outgoing, body(), source);
+  // Tells @hono/node-server the response is being written already.
+  return new Response(null, { headers: { 'x-hono-already-sent': '1' } });
+}
+
+/** Resolves when the socket wants more, or is gone; leaves no listener behind. */
+function drained(out: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+  });
+}
+
+/** The one loop from the engine to the socket: write, and wait for 'drain' when the socket is full. */
+async function writeTo(out: ServerResponse, body: AsyncGenerator<Buffer>, source: Readable): Promise<void> {
+  const gone = () => source.destroy();
+  out.once('close', gone);
+  try {
+    for await (const chunk of body) {
+      if (out.destroyed) return;
+      if (chunk.length > 0 && !out.write(chunk)) await drained(out);
+    }
+    out.end();
+  } catch (err) {
+    out.destroy(err as Error);
+  } finally {
+    out.off('close', gone);
+    source.destroy();
+    await body.return(undefined);
+  }
 }
 
 /** Exports are large and the engine writes > 150 MB/s: favour speed over ratio. */
@@ -85,17 +112,18 @@ export function chooseEncoding(acceptEncoding: string | undefined): ContentEncod
 }
 
 /**
- * A web ReadableStream that reads `body` as the HTTP layer asks for more, one chunk ahead
- * (highWaterMark 1): the engine formats the next chunk while the socket sends this one, and no
- * more than that is ever buffered. Cancel (client gone) stops the engine.
+ * A web ReadableStream that pulls `body` as the HTTP layer asks for more, one chunk ahead
+ * (highWaterMark 1): the engine formats the next chunk while this one is sent, and no more than that
+ * is ever buffered. Cancel (client gone) stops the engine.
  */
-function pullStream(body: Readable, stop: () => void): ReadableStream<Uint8Array> {
-  const it = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+function pullStream(body: AsyncGenerator<Buffer>, stop: () => void): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         try {
-          const next = await it.next();
+          // A pull must enqueue or close: the stream does not ask again on its own.
+          let next = await body.next();
+          while (!next.done && next.value.length === 0) next = await body.next();
           if (next.done) controller.close();
           else controller.enqueue(next.value);
         } catch (err) {
@@ -103,12 +131,51 @@ function pullStream(body: Readable, stop: () => void): ReadableStream<Uint8Array
           controller.error(err);
         }
       },
-      cancel() {
+      async cancel() {
         stop();
+        await body.return(undefined);
       },
     },
     { highWaterMark: 1 },
   );
+}
+
+/**
+ * Compresses one chunk at a time, in place: gzip flushes (Z_SYNC_FLUSH) after each chunk and zstd
+ * makes each chunk a frame of its own (a zstd stream may hold any number of concatenated frames,
+ * RFC 8878 §3.1), so compressed bytes leave with each engine chunk instead of waiting for a window
+ * to fill (time to first byte, steady flow). `end` gives what closes the stream (gzip's trailer).
+ */
+interface Compressor {
+  write(chunk: Buffer): Buffer | Promise<Buffer>;
+  end(): Buffer | Promise<Buffer>;
+}
+
+function compressor(encoding: ContentEncoding): Compressor {
+  if (encoding === 'identity') return { write: (chunk) => chunk, end: () => Buffer.alloc(0) };
+  if (encoding === 'zstd') {
+    const encoder = zstdEncoder()!;
+    return { write: (chunk) => (chunk.length ? encoder.encode(chunk) : chunk), end: () => Buffer.alloc(0) };
+  }
+  const gzip = createGzip({ level: GZIP_LEVEL });
+  const out: Buffer[] = [];
+  gzip.on('data', (b: Buffer) => out.push(b));
+  return {
+    write: (chunk) => gzipStep(gzip, out, (done) => (gzip.write(chunk), gzip.flush(zlibConstants.Z_SYNC_FLUSH, done))),
+    // 'end': the trailer has been read out, not just written in ('finish').
+    end: () => gzipStep(gzip, out, (done) => (gzip.once('end', done), gzip.end())),
+  };
+}
+
+/** Runs one gzip step and hands back the bytes it produced. */
+function gzipStep(gzip: Gzip, out: Buffer[], step: (done: () => void) => void): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    gzip.once('error', reject);
+    step(() => {
+      gzip.off('error', reject);
+      resolve(Buffer.concat(out.splice(0)));
+    });
+  });
 }
 
 interface ZstdEncoder {
@@ -131,18 +198,4 @@ function zstdEncoder(): ZstdEncoder | null {
     }
   }
   return zstdLoaded;
-}
-
-/**
- * Compresses each chunk as its own zstd frame. A zstd stream may hold any number of concatenated
- * frames (RFC 8878 §3.1) and every decoder reads them in order, so the output is one valid body, and
- * each chunk leaves as soon as it is compressed instead of waiting for a full window.
- */
-function zstdFrames(encoder: ZstdEncoder): Transform {
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      if (chunk.length === 0) return done();
-      encoder.encode(chunk).then((frame) => done(null, frame), done);
-    },
-  });
 }

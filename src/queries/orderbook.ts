@@ -1,6 +1,6 @@
 import { DEFAULT_CHECKPOINTS, midpoint, OrderBook, sideOfOrder, type BookState, type Level } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
-import { compactRowStream } from '../clickhouse/row-stream.js';
+import { BINARY_EVENT_COLUMNS, BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './book-event-decoder.js';
 
 /**
  * Order book reconstruction (INGEST.md §2). The book at T = the latest snapshot (exchange `book` or
@@ -24,7 +24,7 @@ export const MAX_TIME_MS = 10_413_791_999_999;
  * query per core); no skip indexes (ticks' t_minmax cannot narrow a primary-key range and costs a read
  * of its own); no query condition cache (every lookup has a new T, so it only pays for inserts).
  */
-const POINT_READ = 'max_threads = 1, use_skip_indexes = 0, use_query_condition_cache = 0';
+export const POINT_READ = 'max_threads = 1, use_skip_indexes = 0, use_query_condition_cache = 0';
 
 /**
  * Events one lookup reads back from T: the checkpoint interval plus room for the snapshot row and
@@ -130,15 +130,6 @@ function fromSnapshot(snap: SnapshotTuple | null, deltas: DeltaTuple[]): BookSta
   return state;
 }
 
-/** Applies one book event to a state: a snapshot replaces the book, a change sets one level. */
-function applyEvent(state: BookState, e: EventRow): void {
-  const [ms, , kind, market, price, size, bookSide, bids, asks] = e;
-  if (kind === 'price_change') state.book.apply(sideOfOrder(bookSide as 'BUY' | 'SELL'), price, size);
-  else state.book.replace(bids, asks);
-  state.timestamp = ms;
-  state.market = market;
-}
-
 /** Key (t ms, seq) of the latest snapshot at or before {at}, or nothing. */
 const START_SQL = `
 SELECT toUnixTimestamp64Milli(t) AS ms, seq
@@ -148,9 +139,12 @@ ORDER BY t DESC, seq DESC
 LIMIT 1
 SETTINGS ${POINT_READ}`;
 
-/** Every book event from the key {from_ms, from_seq} up to {to}, in (t, seq) order: one primary-key range read in order. */
+/**
+ * Every book event from the key {from_ms, from_seq} up to {to}, in (t, seq) order: one primary-key
+ * range read in order, as RowBinary (BookEventDecoder).
+ */
 const FORWARD_SQL = `
-SELECT ${EVENT_COLUMNS}
+SELECT ${BINARY_EVENT_COLUMNS}
 FROM book_events
 WHERE asset_id = {asset_id:String}
   AND t >= fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')
@@ -173,17 +167,29 @@ export async function* bookStates(
   signal?: AbortSignal,
 ): AsyncGenerator<{ state: BookState; until: number }> {
   const [start] = await engine.compactRows<[number, number]>(START_SQL, { params: { asset_id: q.assetId, at: clamp(q.from) }, signal });
-  const rows = compactRowStream<EventRow>(engine, FORWARD_SQL, {
+  const bytes = engine.stream(FORWARD_SQL, 'RowBinary', {
     params: { asset_id: q.assetId, from_ms: start?.[0] ?? 0, from_seq: start?.[1] ?? 0, to: clamp(q.to) },
     signal,
   });
+  const decoder = new BookEventDecoder();
   const state: BookState = { market: '', timestamp: 0, book: new OrderBook() };
   let applied = false;
-  for await (const e of rows) {
-    if (applied && e[0] !== state.timestamp) yield { state, until: e[0] };
-    applyEvent(state, e);
-    applied = true;
+  try {
+    for await (const chunk of bytes) {
+      for (const e of decoder.decode(chunk)) {
+        if (applied && e.ms !== state.timestamp) yield { state, until: e.ms };
+        if (e.kind === KIND_CHANGE) state.book.apply(e.bookSide === SIDE_BUY ? 'bid' : 'ask', e.price, e.size);
+        else state.book.replace(e.bids, e.asks);
+        state.timestamp = e.ms;
+        state.market = e.market;
+        applied = true;
+      }
+    }
+  } finally {
+    // Leaving the loop early cancels the engine query.
+    bytes.destroy();
   }
+  if (decoder.unfinished) throw new Error('book_events read ended inside a row');
   if (applied) yield { state, until: Infinity };
 }
 
@@ -209,25 +215,35 @@ export async function exchangeSnapshots(
 }
 
 /**
- * Books sampled at since, since + interval, … ≤ until, skipping points before the asset's first
- * book, at most `limit` of them: the fold of one bookStates read.
+ * The book at since, since + interval, … ≤ until, skipping points before the asset's first book:
+ * the fold of one bookStates read, one `{time, state}` per grid point (the state object is reused,
+ * as in bookStates: copy what you keep).
  */
+export async function* gridStates(
+  engine: Engine,
+  q: { assetId: string; since: number; until: number; interval: number },
+  signal?: AbortSignal,
+): AsyncGenerator<{ time: number; state: BookState }> {
+  const last = clamp(q.until);
+  let point = q.since;
+  for await (const { state, until } of bookStates(engine, { assetId: q.assetId, from: q.since, to: last }, signal)) {
+    // Points before the first book are skipped: start at the first point on or after it.
+    if (point < state.timestamp) point = q.since + Math.ceil((state.timestamp - q.since) / q.interval) * q.interval;
+    for (; point < until && point <= last; point += q.interval) yield { time: point, state };
+    if (point > last) return;
+  }
+}
+
+/** Books sampled every `interval` ms (gridStates), at most `limit` of them. */
 export async function sampledBooks(
   engine: Engine,
   q: { assetId: string; since: number; until: number; interval: number; limit: number },
   signal?: AbortSignal,
 ): Promise<BookState[]> {
   const out: BookState[] = [];
-  const last = clamp(q.until);
-  let point = q.since;
-  for await (const { state, until } of bookStates(engine, { assetId: q.assetId, from: q.since, to: last }, signal)) {
-    // Points before the first book are skipped: start at the first point on or after it.
-    if (point < state.timestamp) point = q.since + Math.ceil((state.timestamp - q.since) / q.interval) * q.interval;
-    for (; point < until && point <= last; point += q.interval) {
-      if (out.length === q.limit) return out;
-      out.push({ market: state.market, timestamp: state.timestamp, book: state.book.clone() });
-    }
-    if (point > last) break;
+  for await (const { state } of gridStates(engine, q, signal)) {
+    out.push({ market: state.market, timestamp: state.timestamp, book: state.book.clone() });
+    if (out.length === q.limit) break;
   }
   return out;
 }

@@ -4,12 +4,13 @@ import { assertInHistoryWindow, checkHistoryWindow } from '../auth/history-windo
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ok } from '../http/envelope.js';
+import { okHistorical } from '../http/immutable.js';
 import { notFound } from '../http/errors.js';
 import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, positiveNumberParam, timeParam } from '../http/params.js';
 import { executeMarketOrder, quoteOf, type BookState } from '../book/index.js';
 import { datetimeText } from '../http/datetime.js';
-import type { BookReader } from '../queries/book-reader.js';
+import type { BookAt, BookReader } from '../queries/book-reader.js';
 import { exchangeSnapshots, pricesHistory, sampledBooks } from '../queries/orderbook.js';
 
 const LevelSchema = z.object({ price: z.number(), size: z.number() }).openapi('BookLevel');
@@ -53,12 +54,19 @@ const ExecutionSchema = z
   })
   .openapi('ExecutionPrice');
 
+/** Answers at an instant before the asset's newest stored event (see okHistorical). */
+const historical = {
+  304: { description: 'If-None-Match matched the ETag of this historical answer; no body (still counted)' },
+};
+const historyNote =
+  'An answer about an instant before the asset’s newest stored event (history) carries `ETag` and `Cache-Control: private, max-age=31536000, immutable`; `If-None-Match` with that tag gets a 304 (still counted as a request).';
 const orderbookRoute = createRoute({
   method: 'get',
   path: '/v1/orderbook',
   operationId: 'getOrderBook',
   tags: ['orderbook'],
   summary: 'The reconstructed L2 book of an asset at any millisecond (default: latest)',
+  description: historyNote,
   security: [{ bearer: [] }],
   request: {
     query: z.object({
@@ -67,7 +75,7 @@ const orderbookRoute = createRoute({
       limit: intParam('limit', 1, 100).optional().openapi({ description: 'Levels per side, default 20' }),
     }),
   },
-  responses: { 200: successResponse('The book after every event with t ≤ timestamp', BookSchema), ...errorResponses(...DATA_ERRORS, 404) },
+  responses: { 200: successResponse('The book after every event with t ≤ timestamp', BookSchema), ...historical, ...errorResponses(...DATA_ERRORS, 404) },
 });
 
 const rangeRoute = createRoute({
@@ -100,9 +108,10 @@ const priceRoute = createRoute({
   operationId: 'getPrice',
   tags: ['orderbook'],
   summary: 'Top of the reconstructed book at any millisecond (default: latest)',
+  description: historyNote,
   security: [{ bearer: [] }],
   request: { query: z.object({ asset_id: assetIdParam(), timestamp: timeParam('timestamp').optional() }) },
-  responses: { 200: successResponse('Best bid and ask, midpoint and spread', PriceSchema), ...errorResponses(...DATA_ERRORS, 404) },
+  responses: { 200: successResponse('Best bid and ask, midpoint and spread', PriceSchema), ...historical, ...errorResponses(...DATA_ERRORS, 404) },
 });
 
 const pricesHistoryRoute = createRoute({
@@ -137,6 +146,7 @@ const executionRoute = createRoute({
   operationId: 'getExecutionPrice',
   tags: ['orderbook'],
   summary: 'Walk the whole reconstructed book with a market order: VWAP, slippage, fills',
+  description: historyNote,
   security: [{ bearer: [] }],
   request: {
     query: z.object({
@@ -146,11 +156,14 @@ const executionRoute = createRoute({
       timestamp: timeParam('timestamp'),
     }),
   },
-  responses: { 200: successResponse('The fill of the order', ExecutionSchema), ...errorResponses(...DATA_ERRORS, 404) },
+  responses: { 200: successResponse('The fill of the order', ExecutionSchema), ...historical, ...errorResponses(...DATA_ERRORS, 404) },
 });
 
 const bookMissing = (assetId: string, at: number | undefined) =>
   notFound(at === undefined ? `No order book for asset ${assetId}.` : `No order book for asset ${assetId} at or before ${at}.`);
+
+/** An explicit instant with a stored event after it: before the ingest watermark (BookAt). */
+const isHistory = (timestamp: number | undefined, state: BookAt) => timestamp !== undefined && state.next !== Infinity;
 
 /** `/v1/orderbook` `data` (API.md §4) of a state: at most `depth` levels per side, best first. */
 export function bookData(assetId: string, { market, timestamp, book }: BookState, depth: number) {
@@ -176,7 +189,7 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps,
     if (!state) throw bookMissing(q.asset_id, q.timestamp);
     // Implicit latest (API.md §2): the newest data must lie in the window.
     if (q.timestamp === undefined) assertInHistoryWindow(c, state.timestamp);
-    return ok(c, bookData(q.asset_id, state, q.limit ?? 20));
+    return okHistorical(c, bookData(q.asset_id, state, q.limit ?? 20), isHistory(q.timestamp, state));
   });
 
   app.openapi(rangeRoute, async (c) => {
@@ -196,7 +209,8 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps,
     const state = await books.at(q.asset_id, q.timestamp ?? null, c.req.raw.signal);
     if (!state) throw bookMissing(q.asset_id, q.timestamp);
     if (q.timestamp === undefined) assertInHistoryWindow(c, state.timestamp);
-    return ok(c, { asset_id: q.asset_id, timestamp: state.timestamp, datetime: datetimeText(state.timestamp), ...quoteOf(state.book) });
+    const data = { asset_id: q.asset_id, timestamp: state.timestamp, datetime: datetimeText(state.timestamp), ...quoteOf(state.book) };
+    return okHistorical(c, data, isHistory(q.timestamp, state));
   });
 
   app.openapi(pricesHistoryRoute, async (c) => {
@@ -212,6 +226,6 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps,
     checkHistoryWindow(c, { explicitStart: q.timestamp });
     const state = await books.at(q.asset_id, q.timestamp, c.req.raw.signal);
     if (!state) throw bookMissing(q.asset_id, q.timestamp);
-    return ok(c, executeMarketOrder(state.book, q.side, q.amount));
+    return okHistorical(c, executeMarketOrder(state.book, q.side, q.amount), isHistory(q.timestamp, state));
   });
 }

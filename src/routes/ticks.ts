@@ -119,9 +119,8 @@ export function registerTicksRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     const limit = q.limit ?? 10_000;
     const range = { asset_id: q.asset_id, start: q.start, end: q.end, event_type: q.event_type };
     const page = new JsonPage(limit, from);
-    const response = await streamResponse(streamTicksPage(deps.engine, range, limit, from, c.req.raw.signal), {
+    const response = await streamResponse(c, streamTicksPage(deps.engine, range, limit, from, c.req.raw.signal), {
       contentType: 'application/json',
-      acceptEncoding: c.req.header('accept-encoding'),
       prefix: STREAMED_LIST_PREFIX,
       mapChunk: (chunk) => page.map(chunk),
       suffix: () => {
@@ -137,11 +136,10 @@ export function registerTicksRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     checkHistoryWindow(c, { explicitStart: q.start });
     const format = q.format ?? 'csv';
     const range = { asset_id: q.asset_id, start: q.start, end: q.end, event_type: q.event_type };
-    const response = await streamResponse(streamTicksExport(deps.engine, range, format, c.req.raw.signal), {
+    const response = await streamResponse(c, streamTicksExport(deps.engine, range, format, c.req.raw.signal), {
       contentType: CONTENT_TYPES[format],
       headers: { 'Content-Disposition': `attachment; filename="ticks_${q.asset_id}_${q.start}_${q.end}.${format}"` },
       prefix: format === 'csv' ? CSV_HEADER : undefined,
-      acceptEncoding: c.req.header('accept-encoding'),
     });
     return response;
   });

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { ExportTicksData, ExportTicksErrors, ExportTicksResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetBillingStatusData, GetBillingStatusErrors, GetBillingStatusResponses, GetCandlesData, GetCandlesErrors, GetCandlesResponses, GetClobBookData, GetClobBookErrors, GetClobBookResponses, GetClobBooksData, GetClobBooksErrors, GetClobBooksResponses, GetClobLastTradePriceData, GetClobLastTradePriceErrors, GetClobLastTradePriceResponses, GetClobMidpointData, GetClobMidpointErrors, GetClobMidpointResponses, GetClobNegRiskData, GetClobNegRiskErrors, GetClobNegRiskResponses, GetClobPriceData, GetClobPriceErrors, GetClobPriceResponses, GetClobPricesHistoryData, GetClobPricesHistoryErrors, GetClobPricesHistoryResponses, GetClobSpreadData, GetClobSpreadErrors, GetClobSpreadResponses, GetClobTickSizeData, GetClobTickSizeErrors, GetClobTickSizeResponses, GetCoverageData, GetCoverageErrors, GetCoverageResponses, GetExecutionPriceData, GetExecutionPriceErrors, GetExecutionPriceResponses, GetHealthData, GetHealthResponses, GetMarketStatsData, GetMarketStatsErrors, GetMarketStatsResponses, GetMetricsData, GetMetricsResponses, GetOrderBookData, GetOrderBookErrors, GetOrderBookRangeData, GetOrderBookRangeErrors, GetOrderBookRangeResponses, GetOrderBookResponses, GetPriceData, GetPriceErrors, GetPriceResponses, GetPricesHistoryData, GetPricesHistoryErrors, GetPricesHistoryResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSandboxInvoiceData, GetSandboxInvoiceErrors, GetSandboxInvoiceResponses, GetTicksData, GetTicksErrors, GetTicksResponses, ListMarketsData, ListMarketsErrors, ListMarketsResponses, PaySandboxInvoiceData, PaySandboxInvoiceErrors, ReceivePaymentNotificationData, ReceivePaymentNotificationErrors, ReceivePaymentNotificationResponses, RegenerateKeyData, RegenerateKeyErrors, RegenerateKeyResponses, RegisterData, RegisterErrors, RegisterResponses, ReplayMarketData, ReplayMarketErrors, SubscribeData, SubscribeErrors, SubscribeResponses } from './types.gen.js';
+import type { ExportOrderbookData, ExportOrderbookErrors, ExportOrderbookResponses, ExportTicksData, ExportTicksErrors, ExportTicksResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetBillingStatusData, GetBillingStatusErrors, GetBillingStatusResponses, GetCandlesData, GetCandlesErrors, GetCandlesResponses, GetClobBookData, GetClobBookErrors, GetClobBookResponses, GetClobBooksData, GetClobBooksErrors, GetClobBooksResponses, GetClobLastTradePriceData, GetClobLastTradePriceErrors, GetClobLastTradePriceResponses, GetClobMidpointData, GetClobMidpointErrors, GetClobMidpointResponses, GetClobNegRiskData, GetClobNegRiskErrors, GetClobNegRiskResponses, GetClobPriceData, GetClobPriceErrors, GetClobPriceResponses, GetClobPricesHistoryData, GetClobPricesHistoryErrors, GetClobPricesHistoryResponses, GetClobSpreadData, GetClobSpreadErrors, GetClobSpreadResponses, GetClobTickSizeData, GetClobTickSizeErrors, GetClobTickSizeResponses, GetCoverageData, GetCoverageErrors, GetCoverageResponses, GetExecutionPriceData, GetExecutionPriceErrors, GetExecutionPriceResponses, GetHealthData, GetHealthResponses, GetMarketStatsData, GetMarketStatsErrors, GetMarketStatsResponses, GetMetricsData, GetMetricsResponses, GetOrderBookData, GetOrderBookErrors, GetOrderBookRangeData, GetOrderBookRangeErrors, GetOrderBookRangeResponses, GetOrderBookResponses, GetPriceData, GetPriceErrors, GetPriceResponses, GetPricesHistoryData, GetPricesHistoryErrors, GetPricesHistoryResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSandboxInvoiceData, GetSandboxInvoiceErrors, GetSandboxInvoiceResponses, GetTicksData, GetTicksErrors, GetTicksResponses, ListMarketsData, ListMarketsErrors, ListMarketsResponses, PaySandboxInvoiceData, PaySandboxInvoiceErrors, ReceivePaymentNotificationData, ReceivePaymentNotificationErrors, ReceivePaymentNotificationResponses, RegenerateKeyData, RegenerateKeyErrors, RegenerateKeyResponses, RegisterData, RegisterErrors, RegisterResponses, ReplayMarketData, ReplayMarketErrors, SubscribeData, SubscribeErrors, SubscribeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean> = Options2<TData, ThrowOnError> & {
     /**
@@ -127,6 +127,8 @@ export const getMarketStats = <ThrowOnError extends boolean = false>(options?: O
 
 /**
  * The reconstructed L2 book of an asset at any millisecond (default: latest)
+ *
+ * An answer about an instant before the asset’s newest stored event (history) carries `ETag` and `Cache-Control: private, max-age=31536000, immutable`; `If-None-Match` with that tag gets a 304 (still counted as a request).
  */
 export const getOrderBook = <ThrowOnError extends boolean = false>(options: Options<GetOrderBookData, ThrowOnError>) => (options.client ?? client).get<GetOrderBookResponses, GetOrderBookErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -145,6 +147,8 @@ export const getOrderBookRange = <ThrowOnError extends boolean = false>(options:
 
 /**
  * Top of the reconstructed book at any millisecond (default: latest)
+ *
+ * An answer about an instant before the asset’s newest stored event (history) carries `ETag` and `Cache-Control: private, max-age=31536000, immutable`; `If-None-Match` with that tag gets a 304 (still counted as a request).
  */
 export const getPrice = <ThrowOnError extends boolean = false>(options: Options<GetPriceData, ThrowOnError>) => (options.client ?? client).get<GetPriceResponses, GetPriceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -163,6 +167,8 @@ export const getPricesHistory = <ThrowOnError extends boolean = false>(options: 
 
 /**
  * Walk the whole reconstructed book with a market order: VWAP, slippage, fills
+ *
+ * An answer about an instant before the asset’s newest stored event (history) carries `ETag` and `Cache-Control: private, max-age=31536000, immutable`; `If-None-Match` with that tag gets a 304 (still counted as a request).
  */
 export const getExecutionPrice = <ThrowOnError extends boolean = false>(options: Options<GetExecutionPriceData, ThrowOnError>) => (options.client ?? client).get<GetExecutionPriceResponses, GetExecutionPriceErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -234,6 +240,17 @@ export const replayMarket = <ThrowOnError extends boolean = false>(options: Opti
             type: 'apiKey'
         }],
     url: '/v1/replay/market',
+    ...options
+});
+
+/**
+ * The top `depth` levels after every book change (or every `interval` ms) as CSV, JSONL or Parquet, streamed
+ *
+ * Each row is the book `/v1/orderbook?timestamp=<row time>&limit=<depth>` returns: one row per millisecond with book events in [start, end] (after all of that millisecond’s events), or one per multiple of `interval` from `start` (points before the asset’s first book skipped). CSV header `timestamp,best_bid,best_ask,bid_price_0,bid_size_0,…,ask_price_{depth-1},ask_size_{depth-1}`, levels best first, absent levels empty; JSONL `{"timestamp","best_bid","best_ask","bids":[[price,size],…],"asks":[[price,size],…]}`; Parquet: the CSV columns, `timestamp` Int64, the rest nullable Float64. File name `orderbook_<asset_id>_<start>_<end>.<format>`. gzip or zstd per Accept-Encoding. A failure after the headers aborts the connection.
+ */
+export const exportOrderbook = <ThrowOnError extends boolean = false>(options: Options<ExportOrderbookData, ThrowOnError>) => (options.client ?? client).get<ExportOrderbookResponses, ExportOrderbookErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/orderbook/export',
     ...options
 });
 

@@ -1701,6 +1701,67 @@ export type ReplayMarketErrors = {
 
 export type ReplayMarketError = ReplayMarketErrors[keyof ReplayMarketErrors];
 
+export type ExportOrderbookData = {
+    body?: never;
+    path?: never;
+    query: {
+        asset_id: string;
+        start: number;
+        end: number;
+        /**
+         * Levels per side, default 25
+         */
+        depth?: number;
+        /**
+         * Grid step in ms; without it one row per book change
+         */
+        interval?: number;
+        /**
+         * Default csv
+         */
+        format?: 'csv' | 'jsonl' | 'parquet';
+    };
+    url: '/v1/orderbook/export';
+};
+
+export type ExportOrderbookErrors = {
+    /**
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     */
+    400: Error;
+    /**
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
+     */
+    401: Error;
+    /**
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
+     */
+    403: Error;
+    /**
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     */
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     */
+    503: Error;
+};
+
+export type ExportOrderbookError = ExportOrderbookErrors[keyof ExportOrderbookErrors];
+
+export type ExportOrderbookResponses = {
+    /**
+     * The dataset file
+     */
+    200: string;
+};
+
+export type ExportOrderbookResponse = ExportOrderbookResponses[keyof ExportOrderbookResponses];
+
 export type GetTicksData = {
     body?: never;
     path?: never;

@@ -1,0 +1,38 @@
+import type { BookState } from '../book/index.js';
+import type { Engine } from '../clickhouse/engine.js';
+import { bookStates, gridStates } from './orderbook.js';
+
+/**
+ * Rows of a book dataset (TIME-MACHINE.md §3): the book after every book-changing millisecond in
+ * [start, end], or at every multiple of `interval` from `start`. One streaming read of book_events
+ * from the latest snapshot at or before `start`, folded with src/book (bookStates); no engine round
+ * trip per row. `time` is the row's timestamp (the event time, or the grid point); the state object
+ * is reused from row to row, as bookStates says.
+ */
+export interface BookExportQuery {
+  assetId: string;
+  start: number;
+  end: number;
+  /** Grid step in ms; without it one row per book-changing millisecond. */
+  interval?: number;
+}
+
+export interface BookRow {
+  time: number;
+  state: BookState;
+}
+
+export async function* bookRows(engine: Engine, q: BookExportQuery, signal?: AbortSignal): AsyncGenerator<BookRow> {
+  if (q.interval !== undefined) {
+    yield* gridStates(engine, { assetId: q.assetId, since: q.start, until: q.end, interval: q.interval }, signal);
+    return;
+  }
+  const row: BookRow = { time: 0, state: null as unknown as BookState };
+  for await (const { state } of bookStates(engine, { assetId: q.assetId, from: q.start, to: q.end }, signal)) {
+    // bookStates starts at the snapshot before `start`: those states only build the book.
+    if (state.timestamp < q.start) continue;
+    row.time = state.timestamp;
+    row.state = state;
+    yield row;
+  }
+}

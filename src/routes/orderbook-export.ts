@@ -1,0 +1,74 @@
+import { Readable } from 'node:stream';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import { checkHistoryWindow } from '../auth/history-window.js';
+import type { AppDeps } from '../deps.js';
+import type { AppEnv } from '../http/context.js';
+import { DATA_ERRORS, errorResponses } from '../http/openapi.js';
+import { assetIdParam, enumParam, intParam, orderedRange, timeParam } from '../http/params.js';
+import { streamResponse } from '../http/stream.js';
+import { bookRows } from '../queries/book-export.js';
+import { encodeBookRows, type BookExportFormat } from '../queries/book-export-formats.js';
+
+const FORMATS = ['csv', 'jsonl', 'parquet'] as const;
+
+const CONTENT_TYPES: Record<BookExportFormat, string> = {
+  csv: 'text/csv; charset=utf-8',
+  jsonl: 'application/x-ndjson',
+  parquet: 'application/vnd.apache.parquet',
+};
+
+const exportRoute = createRoute({
+  method: 'get',
+  path: '/v1/orderbook/export',
+  operationId: 'exportOrderbook',
+  tags: ['orderbook'],
+  summary: 'The top `depth` levels after every book change (or every `interval` ms) as CSV, JSONL or Parquet, streamed',
+  description:
+    'Each row is the book `/v1/orderbook?timestamp=<row time>&limit=<depth>` returns: one row per millisecond with book events in [start, end] ' +
+    '(after all of that millisecond’s events), or one per multiple of `interval` from `start` (points before the asset’s first book skipped). ' +
+    'CSV header `timestamp,best_bid,best_ask,bid_price_0,bid_size_0,…,ask_price_{depth-1},ask_size_{depth-1}`, levels best first, absent levels empty; ' +
+    'JSONL `{"timestamp","best_bid","best_ask","bids":[[price,size],…],"asks":[[price,size],…]}`; Parquet: the CSV columns, `timestamp` Int64, the rest nullable Float64. ' +
+    'File name `orderbook_<asset_id>_<start>_<end>.<format>`. gzip or zstd per Accept-Encoding. A failure after the headers aborts the connection.',
+  security: [{ bearer: [] }],
+  request: {
+    query: orderedRange(
+      z.object({
+        asset_id: assetIdParam(),
+        start: timeParam('start'),
+        end: timeParam('end'),
+        depth: intParam('depth', 1, 100).optional().openapi({ description: 'Levels per side, default 25' }),
+        interval: intParam('interval', 1, 8_640_000_000_000_000).optional().openapi({ description: 'Grid step in ms; without it one row per book change' }),
+        format: enumParam('format', FORMATS).optional().openapi({ description: 'Default csv' }),
+      }),
+      'start',
+      'end',
+    ),
+  },
+  responses: {
+    200: {
+      description: 'The dataset file',
+      content: {
+        'text/csv; charset=utf-8': { schema: z.string() },
+        'application/x-ndjson': { schema: z.string() },
+        'application/vnd.apache.parquet': { schema: z.string().openapi({ format: 'binary' }) },
+      },
+    },
+    ...errorResponses(...DATA_ERRORS),
+  },
+});
+
+export function registerOrderbookExportRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  app.openapi(exportRoute, async (c) => {
+    const q = c.req.valid('query');
+    checkHistoryWindow(c, { explicitStart: q.start });
+    const format = q.format ?? 'csv';
+    const rows = bookRows(deps.engine, { assetId: q.asset_id, start: q.start, end: q.end, interval: q.interval }, c.req.raw.signal);
+    const body = Readable.from(encodeBookRows(rows, format, q.depth ?? 25), { objectMode: false, highWaterMark: 1 });
+    const response = await streamResponse(c, body, {
+      contentType: CONTENT_TYPES[format],
+      headers: { 'Content-Disposition': `attachment; filename="orderbook_${q.asset_id}_${q.start}_${q.end}.${format}"` },
+    });
+    return response as never;
+  });
+}

@@ -1,0 +1,195 @@
+import { spawnSync } from 'node:child_process';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EmbeddedEngine } from '../src/clickhouse/embedded.js';
+import type { Engine } from '../src/clickhouse/engine.js';
+import { ServerEngine } from '../src/clickhouse/server.js';
+import { replayLines } from '../src/ingest/replay.js';
+import { cachingBookReader, engineBookReader, type BookAt, type BookReader } from '../src/queries/book-reader.js';
+import { generateFrames, type FrameStream } from './support/book-frames.js';
+import { BookModel, type ModelBook } from './support/book-model.js';
+import { createTestEngine, TEST_BACKEND, type TestEngine } from './support/engine.js';
+
+/**
+ * The book segment cache (src/queries/book-cache.ts): the same answers as the engine and the model
+ * whatever its size, no engine query for a lookup inside a cached segment, late data (from another
+ * client or process) seen at once, and the memory bound kept, measured on the heap.
+ */
+let te: TestEngine;
+let stream: FrameStream;
+const model = new BookModel();
+const SYNTHETIC = '555000';
+const SYNTHETIC_EVENTS = 200_000;
+const START = 1_766_000_000_000;
+
+/** Counts the engine's read calls, to prove a cached lookup asks nothing. */
+function counting(engine: Engine): Engine & { reads: number } {
+  const counted = Object.create(engine) as Engine & { reads: number };
+  counted.reads = 0;
+  counted.rows = (sql, options) => (counted.reads++, engine.rows(sql, options));
+  counted.compactRows = (sql, options) => (counted.reads++, engine.compactRows(sql, options));
+  return counted;
+}
+
+beforeAll(async () => {
+  te = await createTestEngine();
+  stream = generateFrames(20261125, 3000, START);
+  for (const line of stream.lines) model.push(line);
+  await replayLines(te.engine, stream.lines, { sourceId: 'book-cache', checkpoints: { changes: 25, ms: 60_000 } });
+  // A long history for the memory test: a snapshot every 200 changes, levels spread over 0.01-0.99.
+  await te.engine.command(
+    `INSERT INTO book_events (asset_id, t, seq, kind, market, price, size, book_side, bids, asks)
+     SELECT '${SYNTHETIC}', fromUnixTimestamp64Milli(toInt64(${START} + number * 10), 'UTC'), number, if(number % 200 = 0, 'checkpoint', 'price_change'), '0xsyn',
+            (number % 49 + 1) / 100, number % 7, 'BUY',
+            if(number % 200 = 0, arrayMap(i -> ((i + 1) / 100, 5.0), range(49)), []), []
+     FROM numbers(${SYNTHETIC_EVENTS})`,
+  );
+}, 300_000);
+
+afterAll(() => te?.close());
+
+const view = (b: BookAt | null) => b && { market: b.market, timestamp: b.timestamp, bids: b.book.levels('bid'), asks: b.book.levels('ask') };
+const modelView = (b: ModelBook | null) => b && { market: b.market, timestamp: b.timestamp, bids: b.bids, asks: b.asks };
+
+/** Thousands of instants: at every event, 1 ms before some, and stepping through time. */
+function instants(asset: string): number[] {
+  const times = [...new Set(model.times(asset))];
+  const out = [START - 10, ...times.flatMap((t, i) => (i % 3 === 0 ? [t - 1, t] : [t]))];
+  for (let t = START; t <= stream.end + 2000; t += 9_999) out.push(t);
+  return out;
+}
+
+describe('cache on and off give the same answers', () => {
+  it('over thousands of instants, whatever the capacity, equal to the model and to the engine', async () => {
+    const readers: [string, BookReader & { cache?: { stats(): { bytes: number; evicted: number; hits: number } } }, number][] = [
+      ['engine', engineBookReader(te.engine), 0],
+      ['cache 256 MB', cachingBookReader(te.engine, 256 * 2 ** 20), 256 * 2 ** 20],
+      ['cache 16 KB', cachingBookReader(te.engine, 16 * 1024), 16 * 1024],
+      ['cache off', cachingBookReader(te.engine, 0), 0],
+    ];
+    let compared = 0;
+    // Through the HTTP test server every read opens a chDB session: a third of the instants there.
+    const every = TEST_BACKEND === 'http' ? 3 : 1;
+    for (const asset of [...stream.assets, stream.tradeOnlyAsset]) {
+      const times = [...new Set(model.times(asset))];
+      for (const at of instants(asset).filter((_, i) => i % every === 0)) {
+        const expected = modelView(model.bookAt(asset, at));
+        const nextEvent = times.find((t) => t > at) ?? Infinity;
+        const answers = await Promise.all(readers.map(([, reader]) => reader.at(asset, at)));
+        answers.forEach((got, i) => {
+          const name = readers[i][0];
+          expect(view(got), `${name} ${asset}@${at}`).toEqual(expected);
+          // The cached readers also know the next stored event (the ingest watermark of ETags).
+          if (got && name !== 'engine') expect(got.next, `${name} ${asset}@${at}`).toBe(nextEvent);
+        });
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(3000 / every);
+    for (const [name, reader, capacity] of readers.slice(1)) {
+      const stats = reader.cache!.stats();
+      expect(stats.bytes, name).toBeLessThanOrEqual(capacity);
+      if (capacity === 16 * 1024) expect(stats.evicted).toBeGreaterThan(10);
+      if (capacity > 16 * 1024) expect(stats.hits).toBeGreaterThan(2000);
+      if (capacity === 0) expect(stats.hits).toBe(0);
+    }
+  }, 600_000);
+});
+
+describe('late data', () => {
+  /** An instant strictly between two events of `asset` with room for a late event before it. */
+  function quietInstant(asset: string, fraction: number): number {
+    const times = [...new Set(model.times(asset))];
+    for (let i = Math.floor(times.length * fraction); i < times.length - 1; i++) if (times[i + 1] - times[i] >= 4) return times[i] + 3;
+    throw new Error('no gap');
+  }
+
+  const lateChange = (asset: string, t: number, price: number, size: number) => ({
+    sql: `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, market, book_side)
+          VALUES ({a:String}, fromUnixTimestamp64Milli({t:Int64}, 'UTC'), {seq:UInt64}, 'price_change', 'YES', 0, 1, {p:Float64}, {s:Float64}, {m:String}, 'BUY')`,
+    params: { a: asset, t, seq: 2 ** 60, p: price, s: size, m: model.bookAt(asset, t)!.market },
+    frame: JSON.stringify({ event_type: 'price_change', asset_id: asset, market: model.bookAt(asset, t)!.market, timestamp: String(t), hash: 'h', price: String(price), side: 'BUY', size: String(size) }),
+  });
+
+  /** A second client of the same data: another embedded engine on the directory, or another HTTP client of the server. */
+  const otherClient = (): Engine =>
+    TEST_BACKEND === 'http'
+      ? new ServerEngine({ url: te.http!.url, username: 'default', password: '', database: 'default' })
+      : EmbeddedEngine.open(te.dataDir, 1);
+
+  it('a lookup inside a cached segment asks the engine nothing; a late insert by another client inside it changes the answer, and only that segment is read again', async () => {
+    const engine = counting(te.engine);
+    const reader = cachingBookReader(engine, 64 * 2 ** 20);
+    const asset = stream.assets[0];
+    const at = quietInstant(asset, 0.5);
+    const elsewhere = quietInstant(asset, 0.1);
+    expect(view(await reader.at(asset, at))).toEqual(modelView(model.bookAt(asset, at)));
+    expect(view(await reader.at(asset, elsewhere))).toEqual(modelView(model.bookAt(asset, elsewhere)));
+    const reads = engine.reads;
+    expect(view(await reader.at(asset, at))).toEqual(modelView(model.bookAt(asset, at)));
+    // Embedded: nothing was written since, so not even the notice count is asked. Server: one count.
+    expect(engine.reads - reads).toBe(TEST_BACKEND === 'http' ? 1 : 0);
+    expect(reader.cache.stats()).toMatchObject({ hits: 1, invalidated: 0 });
+
+    const late = lateChange(asset, at - 1, 0.987, 42.5);
+    const other = otherClient();
+    await other.command(late.sql, { params: late.params });
+    await other.close();
+    model.push(late.frame);
+    const after = await reader.at(asset, at);
+    expect(after!.book.sizeAt('bid', 0.987)).toBe(42.5);
+    expect(view(after)).toEqual(modelView(model.bookAt(asset, at)));
+    expect(reader.cache.stats().invalidated).toBe(1);
+    // The other segment of the asset was not touched: still cached, still valid.
+    const hits = reader.cache.stats().hits;
+    expect(view(await reader.at(asset, elsewhere))).toEqual(modelView(model.bookAt(asset, elsewhere)));
+    expect(reader.cache.stats()).toMatchObject({ hits: hits + 1, invalidated: 1 });
+  });
+
+  it.skipIf(TEST_BACKEND !== 'http')('a late insert by another process is seen by the next lookup', async () => {
+    const reader = cachingBookReader(te.engine, 64 * 2 ** 20);
+    const asset = stream.assets[1];
+    const at = quietInstant(asset, 0.6);
+    expect(view(await reader.at(asset, at))).toEqual(modelView(model.bookAt(asset, at)));
+    const late = lateChange(asset, at - 2, 0.013, 7.25);
+    const script = `
+      import { ServerEngine } from './src/clickhouse/server.ts';
+      const engine = new ServerEngine({ url: ${JSON.stringify(te.http!.url)}, username: 'default', password: '', database: 'default' });
+      await engine.command(${JSON.stringify(late.sql)}, { params: ${JSON.stringify(late.params)} });
+      await engine.close();`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+    model.push(late.frame);
+    const after = await reader.at(asset, at);
+    expect(after!.book.sizeAt('bid', 0.013)).toBe(7.25);
+    expect(view(after)).toEqual(modelView(model.bookAt(asset, at)));
+  }, 120_000);
+});
+
+describe('memory', () => {
+  it('stays under its capacity, and what it counts is what the heap holds', async () => {
+    const capacity = 2 * 2 ** 20;
+    const small = cachingBookReader(te.engine, capacity);
+    for (let t = START; t < START + SYNTHETIC_EVENTS * 10; t += 997) await small.at(SYNTHETIC, t);
+    expect(small.cache.stats().bytes).toBeLessThanOrEqual(capacity);
+    expect(small.cache.stats().evicted).toBeGreaterThan(100);
+
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const big = cachingBookReader(te.engine, 1024 * 2 ** 20);
+    gc();
+    const before = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+    for (let t = START; t < START + SYNTHETIC_EVENTS * 10; t += 1999) await big.at(SYNTHETIC, t);
+    gc();
+    gc();
+    const grown = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers - before;
+    const { bytes, segments } = big.cache.stats();
+    expect(segments).toBeGreaterThan(900);
+    // The count is within half of the heap it takes (typed arrays are most of it); the margin absorbs
+    // what else the process allocates meanwhile (the runner, engine result buffers) on a busy machine.
+    expect(grown / bytes).toBeGreaterThan(0.5);
+    expect(grown / bytes).toBeLessThan(1.5);
+  }, 300_000);
+});
