@@ -48,7 +48,7 @@ afterAll(async () => {
 describe('README examples', () => {
   it('has the quick start and the "pulling data at scale" curl blocks', () => {
     expect(curlBlocks).toHaveLength(2);
-    expect(curlBlocks.join('\n').match(/^curl /gm)).toHaveLength(7);
+    expect(curlBlocks.join('\n').match(/^curl /gm)).toHaveLength(8);
   });
 
   it.each(curlBlocks.map((block, i) => [i + 1, block] as const))('curl block %i works as printed', { timeout: 60_000 }, (_n, block) => {
