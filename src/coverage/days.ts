@@ -1,12 +1,12 @@
+import { DAY as DAY_MS } from '../time.js';
 import { clip, type Segment } from './timeline.js';
 
 /** Conditions of a UTC day (TIME-MACHINE.md §4). */
 export const DAY_CONDITIONS = ['available', 'degraded', 'missing', 'unknown'] as const;
 export type DayCondition = (typeof DAY_CONDITIONS)[number];
 
-export const DAY_MS = 86_400_000;
-
-export const utcDay = (t: number) => t - (((t % DAY_MS) + DAY_MS) % DAY_MS);
+// The project's UTC helpers (src/time.ts), under the names the coverage code reads with.
+export { DAY as DAY_MS, utcMidnight as utcDay } from '../time.js';
 export const dateText = (day: number) => new Date(day).toISOString().slice(0, 10);
 
 export interface DayCoverage {
