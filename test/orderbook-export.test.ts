@@ -86,7 +86,8 @@ function expectedRows(asset: string, start: number, end: number, interval?: numb
   if (interval === undefined) {
     for (const t of new Set(model.times(asset))) if (t >= start && t <= end) times.push(t);
   } else {
-    for (let p = start; p <= end; p += interval) times.push(p);
+    // Every multiple of interval in [start, end] (TIME-MACHINE.md §3), not start + k·interval.
+    for (let p = Math.ceil(start / interval) * interval; p <= end; p += interval) times.push(p);
   }
   return times.flatMap((time) => {
     const book = model.bookAt(asset, time);

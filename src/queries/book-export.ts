@@ -4,7 +4,8 @@ import { bookStates, gridStates } from './orderbook.js';
 
 /**
  * Rows of a book dataset (TIME-MACHINE.md §3): the book after every book-changing millisecond in
- * [start, end], or at every multiple of `interval` from `start`. One streaming read of book_events
+ * [start, end], or at every multiple of `interval` in [start, end] (multiples since the Unix epoch, so
+ * the grids of two requests line up). One streaming read of book_events
  * from the latest snapshot at or before `start`, folded with src/book (bookStates); no engine round
  * trip per row. `time` is the row's timestamp (the event time, or the grid point); the state object
  * is reused from row to row, as bookStates says.
@@ -24,7 +25,9 @@ export interface BookRow {
 
 export async function* bookRows(engine: Engine, q: BookExportQuery, signal?: AbortSignal): AsyncGenerator<BookRow> {
   if (q.interval !== undefined) {
-    yield* gridStates(engine, { assetId: q.assetId, since: q.start, until: q.end, interval: q.interval }, signal);
+    const first = Math.ceil(q.start / q.interval) * q.interval;
+    if (first > q.end) return;
+    yield* gridStates(engine, { assetId: q.assetId, since: first, until: q.end, interval: q.interval }, signal);
     return;
   }
   const row: BookRow = { time: 0, state: null as unknown as BookState };
