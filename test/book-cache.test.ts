@@ -29,6 +29,7 @@ function counting(engine: Engine): Engine & { reads: number } {
   counted.reads = 0;
   counted.rows = (sql, options) => (counted.reads++, engine.rows(sql, options));
   counted.compactRows = (sql, options) => (counted.reads++, engine.compactRows(sql, options));
+  counted.stream = (sql, format, options) => (counted.reads++, engine.stream(sql, format, options));
   return counted;
 }
 
@@ -101,6 +102,30 @@ onEmbedded('cache on and off give the same answers', () => {
       if (capacity === 0) expect(stats.hits).toBe(0);
     }
   }, 600_000);
+});
+
+onEmbedded('a checkpoint and the change it follows', () => {
+  it('share (t, seq) and may be read in either order: a segment read starting at that checkpoint is still right, and so is the history before it', async () => {
+    // Stored in separate inserts (parts), the checkpoint before its change: measured on chDB, rows
+    // with equal keys in different parts come newest part first, so the change is read first.
+    const asset = '555001';
+    const t0 = START;
+    const t1 = START + 1000;
+    const row = (t: number, seq: number, kind: string, price: number, size: number, bids: string) =>
+      `('${asset}', fromUnixTimestamp64Milli(${t}, 'UTC'), ${seq}, '${kind}', '0xtie', ${price}, ${size}, 'BUY', ${bids}, [])`;
+    const insert = (rows: string[]) => te.engine.command(`INSERT INTO book_events (asset_id, t, seq, kind, market, price, size, book_side, bids, asks) VALUES ${rows.join(', ')}`);
+    await insert([row(t0, 1, 'book', 0, 0, '[(0.5, 10), (0.4, 20)]')]);
+    await insert([row(t0 + 10, 2, 'price_change', 0.45, 5, '[]')]);
+    await insert([row(t1, 3, 'checkpoint', 0, 0, '[(0.5, 10), (0.45, 5), (0.4, 20), (0.3, 7)]')]);
+    await insert([row(t1, 3, 'price_change', 0.3, 7, '[]')]);
+    const engine = engineBookReader(te.engine);
+    const cached = cachingBookReader(te.engine, 64 * 2 ** 20);
+    // The later instant first: its read starts at the checkpoint; then instants before it.
+    for (const at of [t1 + 5, t1, t1 - 1, t0 + 10, t0 + 5, t0, t0 - 1]) {
+      expect(view(await cached.at(asset, at)), `@${at}`).toEqual(view(await engine.at(asset, at)));
+    }
+    expect(view(await cached.at(asset, t0 + 5))).toEqual({ market: '0xtie', timestamp: t0, bids: [{ price: 0.5, size: 10 }, { price: 0.4, size: 20 }], asks: [] });
+  });
 });
 
 onEmbedded('late data', () => {
