@@ -72,7 +72,9 @@ async function unlimitedKey(dataDir: string): Promise<string> {
 }
 
 async function startService(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../src/main.ts', import.meta.url))], {
+  // BENCH_PROFILE=<dir>: the service writes a V8 CPU profile there when it exits.
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_PROFILE)}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(new URL('../src/main.ts', import.meta.url))], {
     env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', DEMO_DATA: '0', LOG_LEVEL: 'warn', API_KEY_PREFIX: 'th_', REDIS_URL: '', CLICKHOUSE_URL: '' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { Engine } from '../clickhouse/engine.js';
 import { log } from '../log.js';
@@ -59,9 +60,12 @@ export class ReplaySession {
   private readonly ops: Op[] = [];
   private position: ReplayPosition;
   private startedAt = 0;
-  private source: { messages: AsyncGenerator<ReplayMessage>; abort: AbortController } | null = null;
-  /** The next message of the source, taken from it but not sent yet (a settled promise once read). */
-  private pending: Promise<IteratorResult<ReplayMessage>> | null = null;
+  private source: { messages: AsyncGenerator<ReplayMessage[]>; abort: AbortController } | null = null;
+  /** The source's next batch, asked for and not taken yet (a settled promise once read). */
+  private pending: Promise<IteratorResult<ReplayMessage[]>> | null = null;
+  /** Messages taken from the source; those from `index` on are not sent yet. */
+  private batch: ReplayMessage[] = [];
+  private index = 0;
   private wake: () => void = () => {};
   private closed = false;
   /** Aborted when the connection ends: cancels book reads in flight. */
@@ -120,6 +124,10 @@ export class ReplaySession {
         await this.interruptible(new Promise<never>(() => {}));
         continue;
       }
+      if (this.index < this.batch.length) {
+        await this.sendBatch();
+        continue;
+      }
       this.pending ??= this.source ? this.source.messages.next() : Promise.resolve({ done: true, value: undefined });
       const next = await this.interruptible(this.pending);
       if (next === WOKEN) continue;
@@ -129,11 +137,44 @@ export class ReplaySession {
         if ((await this.interruptible(this.sleepUntil(this.params.to))) === WOKEN) continue;
         return this.close(1000, 'replay complete');
       }
-      const message = next.value;
-      this.pendingMs = message.ms;
-      if ((await this.interruptible(this.sleepUntil(message.ms))) === WOKEN) continue;
-      await this.send(message);
       this.pending = null;
+      this.batch = next.value;
+      this.index = 0;
+    }
+  }
+
+  /**
+   * Sends the batch's messages, each at its wall time, until one must wait for the clock or for the
+   * client to take what the socket holds (then waits, and returns), or a client message needs the
+   * loop. The frames one synchronous run writes go to the socket in one write (corked).
+   */
+  private async sendBatch(): Promise<void> {
+    const socket = (this.ws as unknown as { _socket?: Socket })._socket;
+    socket?.cork();
+    try {
+      while (this.index < this.batch.length && !this.ops.length && !this.closed) {
+        const message = this.batch[this.index];
+        const delay = this.delayUntil(message.ms);
+        if (delay > 0) {
+          socket?.uncork();
+          await this.interruptible(this.sleep(delay));
+          return;
+        }
+        this.index++;
+        this.advance(message);
+        if (this.ws.bufferedAmount < HIGH_WATER) {
+          this.ws.send(message.text);
+          continue;
+        }
+        // The client is behind: wait until this message has left, so the buffer never grows past
+        // here (a client message or the end of the connection interrupts the wait).
+        const sent = new Promise<void>((resolve) => this.ws.send(message.text, () => resolve()));
+        socket?.uncork();
+        await this.interruptible(sent);
+        return;
+      }
+    } finally {
+      if (socket?.writableCorked) socket.uncork();
     }
   }
 
@@ -208,37 +249,34 @@ export class ReplaySession {
     const { from, to, speed } = this.params;
     if (!this.startedAt || speed === Infinity) return this.position.t;
     let clock = Math.min(to, Math.floor(from + (performance.now() - this.startedAt) * speed));
-    const waiting = this.pendingMs;
-    if (waiting !== null) clock = Math.min(clock, waiting - 1);
+    if (this.index < this.batch.length) clock = Math.min(clock, this.batch[this.index].ms - 1);
     return Math.max(clock, this.position.t);
   }
 
-  /** ms of the message taken from the source and not sent yet, if any. */
-  private pendingMs: number | null = null;
-
-  private async send(message: ReplayMessage): Promise<void> {
+  /** Moves the position past a message about to be sent, and counts its events. */
+  private advance(message: ReplayMessage): void {
     const p = this.position;
     if (message.ms !== p.t || message.seq !== p.seq) p.tied.clear();
     p.t = message.ms;
     p.seq = message.seq;
     message.assets.forEach((a) => p.tied.add(a));
-    this.pendingMs = null;
     this.deps.onEvents(message.events);
-    if (this.ws.bufferedAmount < HIGH_WATER) {
-      this.ws.send(message.text);
-      return;
-    }
-    // The client is behind: wait until this message has left, so the buffer never grows past here
-    // (a client message or the end of the connection interrupts the wait).
-    await this.interruptible(new Promise<void>((resolve) => this.ws.send(message.text, () => resolve())));
+  }
+
+  /** Wall ms until replay instant `ms` (≤ 0: now; always at `max`). */
+  private delayUntil(ms: number): number {
+    const { from, speed } = this.params;
+    if (speed === Infinity) return 0;
+    return this.startedAt + (ms - from) / speed - performance.now();
   }
 
   /** Resolves at the wall time of replay instant `ms` (at once at `max`); a wake cancels the timer. */
   private sleepUntil(ms: number): Promise<void> {
-    const { from, speed } = this.params;
-    if (speed === Infinity) return Promise.resolve();
-    const delay = this.startedAt + (ms - from) / speed - performance.now();
-    if (delay <= 0) return Promise.resolve();
+    const delay = this.delayUntil(ms);
+    return delay > 0 ? this.sleep(delay) : Promise.resolve();
+  }
+
+  private sleep(delay: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, delay);
       this.cancelSleep = () => clearTimeout(timer);
@@ -279,7 +317,8 @@ export class ReplaySession {
     void this.source.messages.return(undefined).catch(() => {});
     this.source = null;
     this.pending = null;
-    this.pendingMs = null;
+    this.batch = [];
+    this.index = 0;
   }
 
   private close(code: number, reason: string): void {

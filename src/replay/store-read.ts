@@ -99,8 +99,11 @@ async function readPage(read: Read, lo: number, hi: number, after: ReplayRow | n
   return { rows, lo, hi };
 }
 
-/** The stored events of `assets` with since ≤ t ≤ to in (t, seq) order; leaving the loop or `signal` cancels the reads. */
-export async function* replayRows(engine: Engine, q: { assets: string[]; since: number; to: number }, signal: AbortSignal): AsyncGenerator<ReplayRow> {
+/**
+ * The stored events of `assets` with since ≤ t ≤ to in (t, seq) order, one read window at a time;
+ * leaving the loop or `signal` cancels the reads.
+ */
+export async function* replayPages(engine: Engine, q: { assets: string[]; since: number; to: number }, signal: AbortSignal): AsyncGenerator<ReplayRow[]> {
   const abort = new AbortController();
   const stop = () => abort.abort();
   signal.addEventListener('abort', stop, { once: true });
@@ -123,7 +126,7 @@ export async function* replayRows(engine: Engine, q: { assets: string[]; since: 
         window = Math.min(MAX_WINDOW_MS, Math.max(1, Math.floor((window * PAGE_ROWS) / Math.max(rows.length, PAGE_ROWS / 16))));
         next = readPage(read, hi + 1, Math.min(q.to, hi + window), null);
       }
-      yield* rows;
+      if (rows.length) yield rows;
     }
   } finally {
     signal.removeEventListener('abort', stop);
@@ -146,35 +149,41 @@ export interface ReplayMessage {
 
 /**
  * The stored events of `assets` with since ≤ t ≤ to that `wanted` lets through, as wire messages in
- * order: `price_change` items of one market and one millisecond that are consecutive in arrival order
- * travel in one message, as the exchange sends them; every other event is a message of its own.
+ * order, a read window's worth at a time (so a fast consumer sends many without a promise per
+ * message): `price_change` items of one market and one millisecond that are consecutive in arrival
+ * order travel in one message, as the exchange sends them; every other event is a message of its own.
  */
 export async function* replayMessages(
   engine: Engine,
   q: { assets: string[]; since: number; to: number; wanted: (row: ReplayRow) => boolean },
   signal: AbortSignal,
-): AsyncGenerator<ReplayMessage> {
+): AsyncGenerator<ReplayMessage[]> {
+  // A group may go on in the next window: it is sent once it is complete.
   let group: { market: string; ms: number; items: string[]; seq: number; assets: string[] } | null = null;
-  for await (const r of replayRows(engine, q, signal)) {
-    if (!q.wanted(r)) continue;
-    const [ms, seq, kind, assetId, market] = r;
-    if (kind === 'price_change') {
-      if (group && group.market === market && group.ms === ms) {
-        group.items.push(changeItem(r));
-        if (seq !== group.seq) group.assets = [];
-        group.seq = seq;
-        group.assets.push(assetId);
+  for await (const rows of replayPages(engine, q, signal)) {
+    const out: ReplayMessage[] = [];
+    for (const r of rows) {
+      if (!q.wanted(r)) continue;
+      const [ms, seq, kind, assetId, market] = r;
+      if (kind === 'price_change') {
+        if (group && group.market === market && group.ms === ms) {
+          group.items.push(changeItem(r));
+          if (seq !== group.seq) group.assets = [];
+          group.seq = seq;
+          group.assets.push(assetId);
+          continue;
+        }
+        if (group) out.push(grouped(group));
+        group = { market, ms, items: [changeItem(r)], seq, assets: [assetId] };
         continue;
       }
-      if (group) yield grouped(group);
-      group = { market, ms, items: [changeItem(r)], seq, assets: [assetId] };
-      continue;
+      if (group) out.push(grouped(group));
+      group = null;
+      out.push({ ms, text: kind === 'book' ? bookEvent(r) : tradeEvent(r), events: 1, seq, assets: [assetId] });
     }
-    if (group) yield grouped(group);
-    group = null;
-    yield { ms, text: kind === 'book' ? bookEvent(r) : tradeEvent(r), events: 1, seq, assets: [assetId] };
+    if (out.length) yield out;
   }
-  if (group) yield grouped(group);
+  if (group) yield [grouped(group)];
 }
 
 function grouped(g: { market: string; ms: number; items: string[]; seq: number; assets: string[] }): ReplayMessage {
