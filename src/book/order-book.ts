@@ -76,6 +76,11 @@ export class OrderBook {
     return depth >= levels.length ? levels.slice() : levels.slice(0, depth);
   }
 
+  /** The `i`-th best level of a side (0 = best), undefined past the last: no copy, for hot loops. */
+  level(side: BookSide, i: number): Level | undefined {
+    return (side === 'bid' ? this.bids : this.asks)[i];
+  }
+
   /** Size resting at `price` on a side, 0 when there is no such level. */
   sizeAt(side: BookSide, price: number): number {
     const levels = side === 'bid' ? this.bids : this.asks;

@@ -1,5 +1,5 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import type { BookSide, Level } from '../book/index.js';
+import type { BookSide, Level, OrderBook } from '../book/index.js';
 import type { BookRow } from './book-export.js';
 
 /**
@@ -26,9 +26,9 @@ export function encodeBookRows(rows: AsyncIterable<BookRow>, format: BookExportF
   const bids = new SideText('bid', depth, csv);
   const asks = new SideText('ask', depth, csv);
   const line = csv
-    ? ({ time, state: { book } }: BookRow) => `${time},${book.bestBid()},${book.bestAsk()},${bids.of(book.levels('bid', depth))},${asks.of(book.levels('ask', depth))}\n`
+    ? ({ time, state: { book } }: BookRow) => `${time},${book.bestBid()},${book.bestAsk()},${bids.of(book)},${asks.of(book)}\n`
     : ({ time, state: { book } }: BookRow) =>
-        `{"timestamp":${time},"best_bid":${book.bestBid()},"best_ask":${book.bestAsk()},"bids":[${bids.of(book.levels('bid', depth))}],"asks":[${asks.of(book.levels('ask', depth))}]}\n`;
+        `{"timestamp":${time},"best_bid":${book.bestBid()},"best_ask":${book.bestAsk()},"bids":[${bids.of(book)}],"asks":[${asks.of(book)}]}\n`;
   return textChunks(rows, line, csv ? bookCsvColumns(depth).join(',') + '\n' : '');
 }
 
@@ -39,7 +39,8 @@ export function encodeBookRows(rows: AsyncIterable<BookRow>, format: BookExportF
  * does change, usually one level is new: the others' text is remembered per level object.
  */
 class SideText {
-  private last: Level[] = [];
+  /** The top levels the text was made of (undefined: absent). */
+  private readonly last: (Level | undefined)[];
   private text: string;
   private readonly levelText = new WeakMap<Level, string>();
 
@@ -48,26 +49,34 @@ class SideText {
     private readonly depth: number,
     private readonly csv: boolean,
   ) {
-    this.text = this.format([]);
+    this.last = new Array<Level | undefined>(depth).fill(undefined);
+    this.text = this.format();
   }
 
-  of(levels: Level[]): string {
-    if (levels.length !== this.last.length || levels.some((l, i) => l !== this.last[i])) {
-      this.last = levels;
-      this.text = this.format(levels);
+  of(book: OrderBook): string {
+    let changed = false;
+    for (let i = 0; i < this.depth; i++) {
+      const level = book.level(this.side, i);
+      if (level !== this.last[i]) {
+        this.last[i] = level;
+        changed = true;
+      }
     }
+    if (changed) this.text = this.format();
     return this.text;
   }
 
-  private format(levels: Level[]): string {
-    const fields = levels.map((l) => {
-      let text = this.levelText.get(l);
-      if (text === undefined) this.levelText.set(l, (text = this.csv ? `${l.price},${l.size}` : `[${l.price},${l.size}]`));
-      return text;
-    });
-    // CSV: absent levels are empty fields, `price,size` pairs padded to `depth` with `,`.
-    if (this.csv) for (let i = levels.length; i < this.depth; i++) fields.push(',');
-    return fields.join(',');
+  private format(): string {
+    let out = '';
+    for (let i = 0; i < this.depth; i++) {
+      const l = this.last[i];
+      // CSV: an absent level is two empty fields.
+      let text = l === undefined ? (this.csv ? ',' : undefined) : this.levelText.get(l);
+      if (text === undefined && l !== undefined) this.levelText.set(l, (text = this.csv ? `${l.price},${l.size}` : `[${l.price},${l.size}]`));
+      if (text === undefined) break;
+      out += i === 0 ? text : `,${text}`;
+    }
+    return out;
   }
 }
 
