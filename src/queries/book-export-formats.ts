@@ -36,45 +36,63 @@ export function encodeBookRows(rows: AsyncIterable<BookRow>, format: BookExportF
  * The text of one side's top levels, remembered: most changes land below the top `depth` levels, so
  * the same level objects come back row after row (OrderBook replaces a level object whenever it
  * changes, never mutates it), and their text is reused instead of formatted again. When the top
- * does change, usually one level is new: the others' text is remembered per level object.
+ * does change, usually one level is new, or the levels below a new or removed one moved by one
+ * place: their text is taken from where they were.
  */
 class SideText {
-  /** The top levels the text was made of (undefined: absent). */
-  private readonly last: (Level | undefined)[];
-  private text: string;
-  private readonly levelText = new WeakMap<Level, string>();
+  /** The top levels the text was made of (undefined: absent) and each one's text; two sets, swapped. */
+  private levels: (Level | undefined)[];
+  private texts: string[];
+  private spareLevels: (Level | undefined)[];
+  private spareTexts: string[];
+  private text = '';
 
   constructor(
     readonly side: BookSide,
     private readonly depth: number,
     private readonly csv: boolean,
   ) {
-    this.last = new Array<Level | undefined>(depth).fill(undefined);
-    this.text = this.format();
+    this.levels = new Array<Level | undefined>(depth).fill(undefined);
+    this.spareLevels = this.levels.slice();
+    this.texts = new Array<string>(depth).fill('');
+    this.spareTexts = this.texts.slice();
+    this.text = this.join();
   }
 
   of(book: OrderBook): string {
-    let changed = false;
-    for (let i = 0; i < this.depth; i++) {
-      const level = book.level(this.side, i);
-      if (level !== this.last[i]) {
-        this.last[i] = level;
-        changed = true;
-      }
+    const { depth, levels, texts } = this;
+    let i = 0;
+    while (i < depth && book.level(this.side, i) === levels[i]) i++;
+    if (i === depth) return this.text;
+    const next = this.spareLevels;
+    const nextTexts = this.spareTexts;
+    for (i = 0; i < depth; i++) {
+      const l = book.level(this.side, i);
+      next[i] = l;
+      if (l === undefined) nextTexts[i] = '';
+      else if (l === levels[i]) nextTexts[i] = texts[i];
+      else if (l === levels[i + 1]) nextTexts[i] = texts[i + 1];
+      else if (i > 0 && l === levels[i - 1]) nextTexts[i] = texts[i - 1];
+      else nextTexts[i] = this.csv ? `${l.price},${l.size}` : `[${l.price},${l.size}]`;
     }
-    if (changed) this.text = this.format();
+    this.spareLevels = levels;
+    this.spareTexts = texts;
+    this.levels = next;
+    this.texts = nextTexts;
+    this.text = this.join();
     return this.text;
   }
 
-  private format(): string {
+  /** CSV: `price,size` pairs, an absent level as two empty fields. JSONL: the present levels. */
+  private join(): string {
     let out = '';
     for (let i = 0; i < this.depth; i++) {
-      const l = this.last[i];
-      // CSV: an absent level is two empty fields.
-      let text = l === undefined ? (this.csv ? ',' : undefined) : this.levelText.get(l);
-      if (text === undefined && l !== undefined) this.levelText.set(l, (text = this.csv ? `${l.price},${l.size}` : `[${l.price},${l.size}]`));
-      if (text === undefined) break;
-      out += i === 0 ? text : `,${text}`;
+      if (this.levels[i] === undefined) {
+        if (!this.csv) break;
+        out += i === 0 ? ',' : ',,';
+      } else {
+        out += i === 0 ? this.texts[i] : `,${this.texts[i]}`;
+      }
     }
     return out;
   }
