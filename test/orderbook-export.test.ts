@@ -7,6 +7,7 @@ import { gunzipSync } from 'node:zlib';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/replay.js';
+import { bookRows } from '../src/queries/book-export.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
 import { BookModel, type ModelBook } from './support/book-model.js';
 import { startDataApp, type DataApp } from './support/data-app.js';
@@ -298,6 +299,28 @@ describe('streaming over a real socket', () => {
     expect(running).toBe(0);
     // 2 M rows of ~150 bytes were never all produced.
     expect(received).toBeLessThan(200_000_000);
+  });
+
+  it('the fold hands over a bounded number of rows per turn, however many one read chunk or one quiet stretch holds', async () => {
+    // Every row of a turn is held (as text or Parquet values) until the turn ends: turns must stay
+    // small both for a dense stretch (2 M changes, one per ms) and a grid over a quiet one.
+    const last = stream.start + BIG_ROWS - 1;
+    for (const q of [
+      { assetId: BIG, start: stream.start, end: last },
+      { assetId: BIG, start: last + 1, end: last + 10_000_000, interval: 1 },
+    ]) {
+      let rows = 0;
+      const turns = bookRows(ob.te.engine, q, () => void rows++);
+      // Three turns with rows (the grid's first turns only fold the 2 M changes before its start).
+      const counts: number[] = [];
+      while (counts.length < 3) {
+        expect((await turns.next()).done).toBe(false);
+        if (rows > 0) counts.push(rows);
+        rows = 0;
+      }
+      await turns.return(undefined);
+      expect(Math.max(...counts), JSON.stringify(q)).toBeLessThanOrEqual(4096);
+    }
   });
 
   it('a failure after the first byte aborts the transfer', async () => {

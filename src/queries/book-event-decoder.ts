@@ -99,21 +99,12 @@ export class BookEventDecoder {
     const length = this.varUInt();
     this.need(length);
     const end = this.pos + length;
-    if (!this.sameMarket(length)) {
+    if (length !== this.marketBytes.length || this.buf.compare(this.marketBytes, 0, length, this.pos, end) !== 0) {
       this.marketBytes = Buffer.from(this.buf.subarray(this.pos, end));
       this.event.market = this.buf.toString('utf8', this.pos, end);
     }
     this.pos = end;
     return this.event.market;
-  }
-
-  /** Whether the `length` bytes at pos are the previous market's (a byte loop: Buffer.compare's argument checks cost more than these ~66 bytes). */
-  private sameMarket(length: number): boolean {
-    const previous = this.marketBytes;
-    if (length !== previous.length) return false;
-    const b = this.buf;
-    for (let i = length - 1, p = this.pos + length - 1; i >= 0; i--, p--) if (b[p] !== previous[i]) return false;
-    return true;
   }
 
   private levels(): Level[] {

@@ -18,24 +18,23 @@ export interface BookExportQuery {
   interval?: number;
 }
 
-export interface BookRow {
-  time: number;
-  state: BookState;
-}
+/** A row's consumer: `time` is the row's timestamp (the event time, or the grid point). */
+export type BookRowVisitor = (time: number, state: BookState) => void;
 
-export async function* bookRows(engine: Engine, q: BookExportQuery, signal?: AbortSignal): AsyncGenerator<BookRow> {
+/** Visits every row of the dataset, synchronously; yields once per turn (bookStates). */
+export function bookRows(engine: Engine, q: BookExportQuery, visit: BookRowVisitor, signal?: AbortSignal): AsyncGenerator<void> {
   if (q.interval !== undefined) {
+    // The first multiple of interval at or after start (the grid of TIME-MACHINE.md §3).
     const first = Math.ceil(q.start / q.interval) * q.interval;
-    if (first > q.end) return;
-    yield* gridStates(engine, { assetId: q.assetId, since: first, until: q.end, interval: q.interval }, signal);
-    return;
+    return gridStates(engine, { assetId: q.assetId, since: first, until: q.end, interval: q.interval }, visit, signal);
   }
-  const row: BookRow = { time: 0, state: null as unknown as BookState };
-  for await (const { state } of bookStates(engine, { assetId: q.assetId, from: q.start, to: q.end }, signal)) {
-    // bookStates starts at the snapshot before `start`: those states only build the book.
-    if (state.timestamp < q.start) continue;
-    row.time = state.timestamp;
-    row.state = state;
-    yield row;
-  }
+  return bookStates(
+    engine,
+    { assetId: q.assetId, from: q.start, to: q.end },
+    (state) => {
+      // bookStates starts at the snapshot before `start`: those states only build the book.
+      if (state.timestamp >= q.start) visit(state.timestamp, state);
+    },
+    signal,
+  );
 }

@@ -7,7 +7,7 @@ import type { AppEnv } from '../http/context.js';
 import { DATA_ERRORS, errorResponses } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, timeParam } from '../http/params.js';
 import { streamResponse } from '../http/stream.js';
-import { bookRows } from '../queries/book-export.js';
+import { bookRows, type BookRowVisitor } from '../queries/book-export.js';
 import { encodeBookRows, type BookExportFormat } from '../queries/book-export-formats.js';
 
 const FORMATS = ['csv', 'jsonl', 'parquet'] as const;
@@ -63,7 +63,8 @@ export function registerOrderbookExportRoute(app: OpenAPIHono<AppEnv>, deps: App
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.start });
     const format = q.format ?? 'csv';
-    const rows = bookRows(deps.engine, { assetId: q.asset_id, start: q.start, end: q.end, interval: q.interval }, c.req.raw.signal);
+    const query = { assetId: q.asset_id, start: q.start, end: q.end, interval: q.interval };
+    const rows = (visit: BookRowVisitor) => bookRows(deps.engine, query, visit, c.req.raw.signal);
     const body = Readable.from(encodeBookRows(rows, format, q.depth ?? 25), { objectMode: false, highWaterMark: 1 });
     const response = await streamResponse(c, body, {
       contentType: CONTENT_TYPES[format],
