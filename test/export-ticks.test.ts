@@ -1,11 +1,11 @@
 import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { firstBytesThenDisconnect, runningQueries } from './support/export-disconnect.js';
 import { generateStream, json, replayStream, startTicksApp, type ExpectedTick, type TicksApp } from './support/ticks-fixture.js';
 
 const A = '424242';
@@ -144,13 +144,8 @@ describe('GET /v1/ticks/export', () => {
   });
 });
 
-/** Engine queries still running that read the big asset. system.processes is shared by all chDB sessions. */
-async function runningExports(): Promise<number> {
-  const rows = await t.deps.engine.rows<{ n: number }>(
-    `SELECT count() AS n FROM system.processes WHERE query LIKE '%FROM ticks AS k%' AND query NOT LIKE '%system.processes%' SETTINGS output_format_json_quote_64bit_integers = 0`,
-  );
-  return Number(rows[0].n);
-}
+/** Engine queries still running that read the big asset. */
+const runningExports = () => runningQueries(t.deps.engine, ['%FROM ticks AS k%']);
 
 describe('streaming over a real socket', () => {
   it('counts each export toward the daily limit: exact X-RateLimit-* on every format, in memory and on the wire', async () => {
@@ -181,33 +176,7 @@ describe('streaming over a real socket', () => {
 
   it('sends the first bytes before the query finishes, and a disconnect cancels the engine query within 1 s', async () => {
     const path = exportUrl({ asset_id: BIG, start: START, end: NOW, format: 'jsonl' });
-    const started = performance.now();
-    let received = 0;
-    const req = httpRequest({ host: '127.0.0.1', port, path, headers: { authorization: `Bearer ${t.key}` } });
-    const firstBytes = new Promise<number>((resolve, reject) => {
-      req.on('response', (res) => {
-        expect(res.statusCode).toBe(200);
-        res.on('data', (chunk: Buffer) => {
-          if (received === 0) resolve(performance.now() - started);
-          received += chunk.length;
-        });
-        // Read slowly: back-pressure must hold the engine, not buffer the whole result.
-        res.pause();
-        setTimeout(() => res.resume(), 50);
-      });
-      req.on('error', reject);
-    });
-    req.end();
-    await firstBytes;
-    expect(await runningExports()).toBe(1);
-    req.destroy();
-    const aborted = performance.now();
-    let running = 1;
-    while (running > 0 && performance.now() - aborted < 1000) {
-      await new Promise((r) => setTimeout(r, 25));
-      running = await runningExports();
-    }
-    expect(running).toBe(0);
+    const received = await firstBytesThenDisconnect(port, path, t.key, runningExports);
     // Far less than the whole export (~3 M rows × ~100 bytes) was ever read.
     expect(received).toBeLessThan(100_000_000);
   });

@@ -8,6 +8,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/replay.js';
 import { bookRows } from '../src/queries/book-export.js';
+import { firstBytesThenDisconnect, runningQueries } from './support/export-disconnect.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
 import { BookModel, type ModelBook } from './support/book-model.js';
 import { startDataApp, type DataApp } from './support/data-app.js';
@@ -236,13 +237,7 @@ describe('GET /v1/orderbook/export against the model', () => {
 });
 
 /** Engine queries still reading the big asset's events. */
-async function runningExports(): Promise<number> {
-  const rows = await ob.te.engine.rows<{ n: number }>(
-    `SELECT count() AS n FROM system.processes WHERE query LIKE '%FROM book_events%' AND query LIKE '%ORDER BY t ASC, seq ASC%' AND query NOT LIKE '%system.processes%'
-     SETTINGS output_format_json_quote_64bit_integers = 0`,
-  );
-  return Number(rows[0].n);
-}
+const runningExports = () => runningQueries(ob.te.engine, ['%FROM book_events%', '%ORDER BY t ASC, seq ASC%']);
 
 describe('streaming over a real socket', () => {
   it('the Node response path sends the same bytes: plain, gzip and zstd, with every header', async () => {
@@ -272,31 +267,7 @@ describe('streaming over a real socket', () => {
   const bigUrl = (format: string) => url({ asset_id: BIG, start: stream.start, end: stream.start + BIG_ROWS, depth: 10, format });
 
   it('sends the first bytes before the read finishes, and a disconnect cancels the engine query within 1 s', async () => {
-    let received = 0;
-    const req = httpRequest({ host: '127.0.0.1', port, path: bigUrl('csv'), headers: { authorization: `Bearer ${ob.key}` } });
-    const firstBytes = new Promise<void>((resolve, reject) => {
-      req.on('response', (res) => {
-        expect(res.statusCode).toBe(200);
-        res.on('data', (chunk: Buffer) => {
-          if (received === 0) resolve();
-          received += chunk.length;
-        });
-        res.pause();
-        setTimeout(() => res.resume(), 50);
-      });
-      req.on('error', reject);
-    });
-    req.end();
-    await firstBytes;
-    expect(await runningExports()).toBe(1);
-    req.destroy();
-    const aborted = performance.now();
-    let running = 1;
-    while (running > 0 && performance.now() - aborted < 1000) {
-      await new Promise((r) => setTimeout(r, 25));
-      running = await runningExports();
-    }
-    expect(running).toBe(0);
+    const received = await firstBytesThenDisconnect(port, bigUrl('csv'), ob.key, runningExports);
     // 2 M rows of ~150 bytes were never all produced.
     expect(received).toBeLessThan(200_000_000);
   });
