@@ -17,23 +17,29 @@ export interface SegmentEvent {
 }
 
 /**
- * Object headers, the typed arrays' backing stores and headers, the cache's map entries: measured
- * with --expose-gc (`npm run bench`, 7,263 segments of the largest asset: heap after GC / segments).
+ * Object headers, the two typed arrays' backing stores and headers, the cache's map entries:
+ * measured with --expose-gc (the bench's cache-memory row: heap after GC / segments was ~350 bytes
+ * below what this counts; the margin absorbs the measurement's noise).
  */
-const FIXED_BYTES = 1600;
+const FIXED_BYTES = 900;
 
 export class BookSegment {
   readonly bytes: number;
   private readonly hasSnapshot: boolean;
   private readonly snapMs: number;
-  private readonly snapBids: Float64Array;
-  private readonly snapAsks: Float64Array;
   private readonly snapMarket: string;
-  private readonly ms: Float64Array;
-  private readonly price: Float64Array;
-  private readonly size: Float64Array;
-  private readonly bid: Uint8Array;
-  private readonly marketOf: Uint16Array;
+  /** Levels in the snapshot: bids then asks. */
+  private readonly bidLevels: number;
+  private readonly askLevels: number;
+  /** Changes after the snapshot. */
+  private readonly n: number;
+  /**
+   * Everything numeric in one array (a typed array per field cost ~1.3 KB of headers a segment):
+   * the snapshot's bids then asks as (price, size) pairs, then the changes' ms, prices and sizes.
+   */
+  private readonly data: Float64Array;
+  /** Per change: bit 0 set for a bid, the rest the index of its market in `markets`. */
+  private readonly sideMarket: Uint16Array;
   private readonly markets: string[];
   /** How many late-data notices touched [start, end] when the segment was read (book-cache.ts). */
   notices = 0;
@@ -55,29 +61,32 @@ export class BookSegment {
     const first = events[0]?.snapshot ? events[0] : null;
     this.hasSnapshot = first !== null;
     const changes = first ? events.slice(1) : events;
+    const bids = first?.snapshot?.bids ?? [];
+    const asks = first?.snapshot?.asks ?? [];
     this.snapMs = first?.ms ?? 0;
-    this.snapBids = flat(first?.snapshot?.bids ?? []);
-    this.snapAsks = flat(first?.snapshot?.asks ?? []);
     this.snapMarket = first?.market ?? '';
-    const n = changes.length;
-    this.ms = new Float64Array(n);
-    this.price = new Float64Array(n);
-    this.size = new Float64Array(n);
-    this.bid = new Uint8Array(n);
-    this.marketOf = new Uint16Array(n);
+    this.bidLevels = bids.length;
+    this.askLevels = asks.length;
+    const n = (this.n = changes.length);
+    const data = (this.data = new Float64Array(2 * (bids.length + asks.length) + 3 * n));
+    let k = 0;
+    for (const l of [...bids, ...asks]) {
+      data[k++] = l.price;
+      data[k++] = l.size;
+    }
+    this.sideMarket = new Uint16Array(n);
     this.markets = [];
     const index = new Map<string, number>();
     changes.forEach((e, i) => {
-      this.ms[i] = e.ms;
-      this.price[i] = e.price;
-      this.size[i] = e.size;
-      this.bid[i] = e.bid ? 1 : 0;
+      data[k + i] = e.ms;
+      data[k + n + i] = e.price;
+      data[k + 2 * n + i] = e.size;
       let m = index.get(e.market);
       if (m === undefined) index.set(e.market, (m = this.markets.push(e.market) - 1));
-      this.marketOf[i] = m;
+      this.sideMarket[i] = (m << 1) | (e.bid ? 1 : 0);
     });
     const strings = [this.snapMarket, ...this.markets].reduce((sum, s) => sum + 2 * s.length + 24, 0);
-    this.bytes = FIXED_BYTES + strings + [this.snapBids, this.snapAsks, this.ms, this.price, this.size, this.bid, this.marketOf].reduce((sum, a) => sum + a.byteLength, 0);
+    this.bytes = FIXED_BYTES + strings + data.byteLength + this.sideMarket.byteLength;
   }
 
   /** Whether the segment answers `at`. */
@@ -87,41 +96,32 @@ export class BookSegment {
 
   /** The book at `at` (covered): the snapshot and every change with t ≤ at; null before the asset's first event. */
   at(at: number): BookAt | null {
+    const { data, n } = this;
+    const base = 2 * (this.bidLevels + this.askLevels);
     // Changes with ms ≤ at: binary search for the first one after it.
     let lo = 0;
-    let hi = this.ms.length;
+    let hi = n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.ms[mid] <= at) lo = mid + 1;
+      if (data[base + mid] <= at) lo = mid + 1;
       else hi = mid;
     }
     if (lo === 0 && !this.hasSnapshot) return null;
     const book = new OrderBook();
-    if (this.hasSnapshot) book.replace(levels(this.snapBids), levels(this.snapAsks));
-    for (let i = 0; i < lo; i++) book.apply(this.bid[i] ? 'bid' : 'ask', this.price[i], this.size[i]);
+    if (this.hasSnapshot) book.replace(levels(data, 0, this.bidLevels), levels(data, 2 * this.bidLevels, this.askLevels));
+    for (let i = 0; i < lo; i++) book.apply(this.sideMarket[i] & 1 ? 'bid' : 'ask', data[base + n + i], data[base + 2 * n + i]);
     return {
-      market: lo === 0 ? this.snapMarket : this.markets[this.marketOf[lo - 1]],
-      timestamp: lo === 0 ? this.snapMs : this.ms[lo - 1],
+      market: lo === 0 ? this.snapMarket : this.markets[this.sideMarket[lo - 1] >> 1],
+      timestamp: lo === 0 ? this.snapMs : data[base + lo - 1],
       book,
-      next: lo < this.ms.length ? this.ms[lo] : this.end,
+      next: lo < n ? data[base + lo] : this.end,
     };
   }
 }
 
-const EMPTY = new Float64Array(0);
-
-function flat(levels: Level[]): Float64Array {
-  if (levels.length === 0) return EMPTY;
-  const out = new Float64Array(levels.length * 2);
-  levels.forEach((l, i) => {
-    out[2 * i] = l.price;
-    out[2 * i + 1] = l.size;
-  });
-  return out;
-}
-
-function levels(flatLevels: Float64Array): Level[] {
-  const out: Level[] = new Array(flatLevels.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = { price: flatLevels[2 * i], size: flatLevels[2 * i + 1] };
+/** `count` (price, size) pairs of `data` from `from`, as levels. */
+function levels(data: Float64Array, from: number, count: number): Level[] {
+  const out: Level[] = new Array(count);
+  for (let i = 0; i < count; i++) out[i] = { price: data[from + 2 * i], size: data[from + 2 * i + 1] };
   return out;
 }
