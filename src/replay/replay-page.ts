@@ -92,8 +92,9 @@ const INCOMPLETE = Symbol('incomplete row');
 /**
  * Appends the rows of PAGE_SQL's result (store-read.ts) in RowBinary to a page, chunk by chunk as the
  * engine streams them. Column encodings, in order: ms Int64, seq UInt64, kind Int8, asset UInt16 (its
- * position in {ids}, from 1), market Nullable(String) (a null byte, then the string when 0), best_bid, best_ask, price, size
- * Float64, side Int8, bids and asks Array(Tuple(Float64, Float64)) (a varint count, then the pairs).
+ * position in {ids}, from 1), market Nullable(String) (a null byte, then the string when 0),
+ * best_bid, best_ask, price and size Float64, side Int8, bids and asks Array(Tuple(Float64, Float64))
+ * (a varint count, then the pairs). A row that runs past the chunk is decoded again with the next one.
  */
 export class PageDecoder {
   private rest: Buffer | null = null;
