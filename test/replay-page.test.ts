@@ -1,0 +1,115 @@
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Engine } from '../src/clickhouse/engine.js';
+import { PageDecoder, ReplayPage } from '../src/replay/replay-page.js';
+import { PAGE_SQL, replayPages } from '../src/replay/store-read.js';
+import type { ReplayRow } from '../src/replay/wire.js';
+import { createTestEngine, type TestEngine } from './support/engine.js';
+
+/**
+ * The replay's read window in RowBinary (ReplayPage, PageDecoder): every column type of PAGE_SQL
+ * decoded to the stored values, whatever the chunks the engine's bytes arrive in, and a result that
+ * ends inside a row is an error, not a shorter replay.
+ */
+const T0 = Date.UTC(2026, 2, 1);
+/** Above 2^32: the UInt64's high half matters. */
+const BIG_SEQ = 2 ** 40 + 7;
+const ASSETS = ['11', '22'];
+const MARKETS = ['0xm1', '0xm2'];
+const BIDS = [
+  { price: 0.48, size: 10 },
+  { price: 0.47, size: 2.5 },
+];
+const ASKS = [{ price: 0.52, size: 1e-7 }];
+
+let te: TestEngine;
+let bytes: Buffer;
+const params = { ids: ASSETS, markets: MARKETS, lo: T0, hi: T0 + 60_000, after_ms: T0 - 1, after_seq: 0, after_asset: '', cap: 100 };
+
+/** The rows stored below, in (t, seq, asset) order, as ReplayRows. */
+const EXPECTED: ReplayRow[] = [
+  [T0 + 1, 1, 'book', '11', '0xm1', 0, 0, 0, 0, '', BIDS, ASKS],
+  [T0 + 1, 2, 'price_change', '11', '0xm1', 0.48, 0.52, 0.48, 10, 'BUY', [], []],
+  [T0 + 1, 2, 'price_change', '22', '0xother', 0.3, 0.31, 0.31, 0, 'SELL', [], []],
+  [T0 + 2, BIG_SEQ, 'last_trade_price', '22', '0xm2', 0, 0, 0.48000000000000004, 219.217767, 'SELL', [], []],
+  [T0 + 3, 3, 'last_trade_price', '11', '0xm1', 0, 0, 0.5, 3, '', [], []],
+  [T0 + 4, 4, 'book', '22', '0xm2', 0, 0, 0, 0, '', BIDS, []],
+];
+
+beforeAll(async () => {
+  te = await createTestEngine();
+  const tick = (t: number, seq: number, asset_id: string, market: string, event: string, v: { bb?: number; ba?: number; price?: number; size?: number; side?: string }) =>
+    JSON.stringify({ asset_id, t, seq, event, side: 'YES', best_bid: v.bb ?? 0, best_ask: v.ba ?? 0, price: v.price ?? 0, size: v.size ?? 0, book_side: v.side ?? '', market });
+  await te.engine.insertJsonEachRow(
+    'ticks',
+    [
+      tick(T0 + 1, 1, '11', '0xm1', 'book', {}),
+      tick(T0 + 1, 2, '11', '0xm1', 'price_change', { bb: 0.48, ba: 0.52, price: 0.48, size: 10, side: 'BUY' }),
+      tick(T0 + 1, 2, '22', '0xother', 'price_change', { bb: 0.3, ba: 0.31, price: 0.31, size: 0, side: 'SELL' }),
+      tick(T0 + 2, BIG_SEQ, '22', '0xm2', 'last_trade_price', { price: 0.48000000000000004, size: 219.217767, side: 'SELL' }),
+      tick(T0 + 3, 3, '11', '0xm1', 'last_trade_price', { price: 0.5, size: 3 }),
+      tick(T0 + 4, 4, '22', '0xm2', 'book', {}),
+      // Another asset, and a row after the window: not read.
+      tick(T0 + 2, 5, '33', '0xm3', 'price_change', { price: 0.1, size: 1, side: 'BUY' }),
+      tick(T0 + 60_001, 6, '11', '0xm1', 'price_change', { price: 0.1, size: 1, side: 'BUY' }),
+    ].join('\n'),
+  );
+  const snapshot = (t: number, seq: number, asset_id: string, market: string, is_checkpoint: number, bids: unknown[], asks: unknown[]) =>
+    JSON.stringify({ asset_id, t, seq, is_checkpoint, market, bids, asks });
+  await te.engine.insertJsonEachRow(
+    'book_snapshots',
+    [snapshot(T0 + 1, 1, '11', '0xm1', 0, BIDS, ASKS), snapshot(T0 + 3, 3, '11', '0xm1', 1, BIDS, ASKS), snapshot(T0 + 4, 4, '22', '0xm2', 0, BIDS, [])].join('\n'),
+  );
+  const chunks: Buffer[] = [];
+  for await (const chunk of te.engine.stream(PAGE_SQL, 'RowBinary', { params })) chunks.push(chunk as Buffer);
+  bytes = Buffer.concat(chunks);
+}, 60_000);
+
+afterAll(() => te?.close());
+
+function decode(pieces: Buffer[]): { rows: ReplayRow[]; unfinished: boolean } {
+  const page = new ReplayPage(ASSETS, MARKETS);
+  const decoder = new PageDecoder(page);
+  for (const piece of pieces) decoder.push(piece);
+  const rows = Array.from({ length: page.length }, (_, i) => [...page.row(i, [] as unknown as ReplayRow)] as ReplayRow);
+  return { rows, unfinished: decoder.unfinished };
+}
+
+describe('replay page (RowBinary)', () => {
+  it('decodes every column of the stored rows', () => {
+    expect(decode([bytes])).toEqual({ rows: EXPECTED, unfinished: false });
+  });
+
+  it('decodes the same rows whatever the chunks: cut at every byte, and one byte at a time', () => {
+    for (let cut = 1; cut < bytes.length; cut++) {
+      expect(decode([bytes.subarray(0, cut), bytes.subarray(cut)]), `cut at ${cut}`).toEqual({ rows: EXPECTED, unfinished: false });
+    }
+    const single = Array.from({ length: bytes.length }, (_, i) => bytes.subarray(i, i + 1));
+    expect(decode(single)).toEqual({ rows: EXPECTED, unfinished: false });
+  });
+
+  it('a result cut inside a row: the decoder says so, and the replay read fails', async () => {
+    expect(decode([bytes.subarray(0, bytes.length - 1)]).unfinished).toBe(true);
+    // The engine's bytes for the window, less the last one (a connection lost mid-result).
+    const truncating = new Proxy(te.engine, {
+      get(engine, name: keyof Engine) {
+        if (name !== 'stream') return typeof engine[name] === 'function' ? (engine[name] as (...args: unknown[]) => unknown).bind(engine) : engine[name];
+        return (sql: string, format: string, options: object) => {
+          const whole = engine.stream(sql, format, options);
+          return Readable.from(
+            (async function* () {
+              const chunks: Buffer[] = [];
+              for await (const chunk of whole) chunks.push(chunk as Buffer);
+              const all = Buffer.concat(chunks);
+              yield all.subarray(0, all.length - 1);
+            })(),
+          );
+        };
+      },
+    });
+    const read = async () => {
+      for await (const page of replayPages(truncating, { assets: ASSETS, since: T0, to: T0 + 60_000 }, new AbortController().signal)) void page;
+    };
+    await expect(read()).rejects.toThrow('replay read ended inside a row');
+  });
+});
