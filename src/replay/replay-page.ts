@@ -4,8 +4,8 @@ import type { ReplayRow } from './wire.js';
 /**
  * One read window of the replay (store-read.ts), held by column: a replay at `max` reads millions of
  * rows, and an array or object per row (what a JSON row format gives) made garbage collection a
- * quarter of its time. Strings exist only where a row needs its own: a market that is not its asset's
- * usual one, and a book's levels.
+ * quarter of its time. Strings and objects exist only where a row needs its own: a market that is
+ * not its asset's usual one, and a book's levels.
  */
 export class ReplayPage {
   length = 0;
