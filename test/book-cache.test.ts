@@ -30,6 +30,7 @@ function counting(engine: Engine): Engine & { reads: number } {
   counted.rows = (sql, options) => (counted.reads++, engine.rows(sql, options));
   counted.compactRows = (sql, options) => (counted.reads++, engine.compactRows(sql, options));
   counted.stream = (sql, format, options) => (counted.reads++, engine.stream(sql, format, options));
+  counted.bytes = (sql, format, options) => (counted.reads++, engine.bytes(sql, format, options));
   return counted;
 }
 

@@ -121,6 +121,28 @@ describe(`engine (${TEST_BACKEND})`, () => {
     expect(await waitUntil(async () => (await running('cancel-me')) === 0, 1000)).toBe(true);
   });
 
+  it('returns a bounded result whole as bytes, binary formats included, with bound parameters', async () => {
+    const bytes = await t.engine.bytes('SELECT toUInt32(n) AS n, toString(n) AS s FROM big WHERE n < {to:UInt64} ORDER BY n', 'RowBinary', { params: { to: 3 } });
+    // RowBinary: UInt32 little-endian, then the string as a varint length and its bytes.
+    expect([...bytes]).toEqual([0, 0, 0, 0, 1, 48, 1, 0, 0, 0, 1, 49, 2, 0, 0, 0, 1, 50]);
+  });
+
+  it('bytes() with an aborted signal rejects without running', async () => {
+    const abort = new AbortController();
+    abort.abort();
+    await expect(t.engine.bytes('SELECT 1 /* never-run */', 'RowBinary', { signal: abort.signal })).rejects.toThrow();
+  });
+
+  // chDB cannot interrupt a single-shot query (embedded bytes() waits for it): server only.
+  it.runIf(TEST_BACKEND === 'http')('cancels the engine query of bytes() when its signal aborts', async () => {
+    const abort = new AbortController();
+    const result = t.engine.bytes('SELECT count() FROM big AS b, numbers(1000000) AS x /* cancel-bytes */', 'RowBinary', { signal: abort.signal });
+    expect(await waitUntil(async () => (await running('cancel-bytes')) === 1, 5000)).toBe(true);
+    abort.abort();
+    await expect(result).rejects.toThrow();
+    expect(await waitUntil(async () => (await running('cancel-bytes')) === 0, 1000)).toBe(true);
+  });
+
   it('reports an engine error that happens after the first bytes as a stream error', async () => {
     const stream = t.engine.stream('SELECT throwIf(n = 2500000, \'boom\') AS x FROM big', 'CSV');
     const error = await new Promise<Error | null>((resolve) => {

@@ -53,6 +53,10 @@ class Outage implements Engine {
     this.check();
     return this.inner.stream(sql, format, options);
   }
+  async bytes(sql: string, format: string, options?: QueryOptions) {
+    this.check();
+    return this.inner.bytes(sql, format, options);
+  }
   writeEpoch() {
     return this.inner.writeEpoch();
   }

@@ -26,15 +26,16 @@ const reads = { started: 0, open: 0 };
 function watchReads(engine: Engine): Engine {
   return new Proxy(engine, {
     get(target, prop, receiver) {
-      if (prop !== 'stream') return Reflect.get(target, prop, receiver);
+      if (prop !== 'bytes') return Reflect.get(target, prop, receiver);
       return (sql: string, format: string, options: QueryOptions) => {
-        const stream = target.stream(sql, format, options);
+        const result = target.bytes(sql, format, options);
         if (sql.includes('FROM book_snapshots WHERE asset_id IN')) {
           reads.started++;
           reads.open++;
-          stream.once('close', () => reads.open--);
+          const closed = () => reads.open--;
+          result.then(closed, closed);
         }
-        return stream;
+        return result;
       };
     },
   });

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
 import { PageDecoder, ReplayPage } from '../src/replay/replay-page.js';
@@ -93,17 +92,10 @@ describe('replay page (RowBinary)', () => {
     // The engine's bytes for the window, less the last one (a connection lost mid-result).
     const truncating = new Proxy(te.engine, {
       get(engine, name: keyof Engine) {
-        if (name !== 'stream') return typeof engine[name] === 'function' ? (engine[name] as (...args: unknown[]) => unknown).bind(engine) : engine[name];
-        return (sql: string, format: string, options: object) => {
-          const whole = engine.stream(sql, format, options);
-          return Readable.from(
-            (async function* () {
-              const chunks: Buffer[] = [];
-              for await (const chunk of whole) chunks.push(chunk as Buffer);
-              const all = Buffer.concat(chunks);
-              yield all.subarray(0, all.length - 1);
-            })(),
-          );
+        if (name !== 'bytes') return typeof engine[name] === 'function' ? (engine[name] as (...args: unknown[]) => unknown).bind(engine) : engine[name];
+        return async (sql: string, format: string, options: object) => {
+          const all = await engine.bytes(sql, format, options);
+          return all.subarray(0, all.length - 1);
         };
       },
     });

@@ -79,6 +79,21 @@ export class EmbeddedEngine implements Engine {
     return rows;
   }
 
+  /**
+   * chDB cannot interrupt a single-shot query: given a signal it only rejects early while the query
+   * runs on in the background, on a session the pool would hand out again. So the session stays
+   * taken until the query ends, and an abort takes effect then (these results are bounded).
+   */
+  bytes(sql: string, format: string, options: QueryOptions = {}): Promise<Buffer> {
+    return this.withSession(async (s) => {
+      options.signal?.throwIfAborted();
+      const result = await s.queryAsync(withParams(sql, options.params), { format });
+      options.signal?.throwIfAborted();
+      const bytes = result.bytes();
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    });
+  }
+
   async command(sql: string, options: QueryOptions = {}): Promise<void> {
     await this.writing(() => this.withSession((s) => s.queryAsync(withParams(sql, options.params), { format: 'TSV', signal: options.signal })));
   }

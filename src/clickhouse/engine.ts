@@ -40,6 +40,13 @@ export interface Engine {
    * column names repeated per row, so less to format, send and parse on hot point reads.
    */
   compactRows<T extends unknown[] = unknown[]>(sql: string, options?: QueryOptions): Promise<T[]>;
+  /**
+   * Runs a SELECT and returns its whole result in output `format` (RowBinary, say) as bytes: for
+   * bounded results (a LIMIT) read on hot paths, where opening a stream costs more than it saves
+   * (embedded: a stream opens a chDB session of its own). Aborting `signal` rejects the call; the
+   * server cancels the query at once, the embedded engine once it ends (it cannot interrupt one).
+   */
+  bytes(sql: string, format: string, options?: QueryOptions): Promise<Buffer>;
   /** Runs a statement that returns nothing useful (DDL, INSERT … SELECT, ALTER). */
   command(sql: string, options?: QueryOptions): Promise<void>;
   /** Inserts already-serialized JSONEachRow text (one object per line) into `table`. */

@@ -55,6 +55,13 @@ export class ServerEngine implements Engine {
     });
   }
 
+  async bytes(sql: string, format: string, options: QueryOptions = {}): Promise<Buffer> {
+    options.signal?.throwIfAborted();
+    const chunks: Buffer[] = [];
+    for await (const chunk of this.stream(sql, format, options)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
   async command(sql: string, options: QueryOptions = {}): Promise<void> {
     await this.guard(() => this.client.command({ query: sql, query_params: options.params, abort_signal: options.signal }));
   }

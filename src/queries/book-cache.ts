@@ -196,19 +196,13 @@ function lastStartingAtOrBefore(list: BookSegment[], at: number): number {
 /** One event of a forward read: a change, or a snapshot with its levels. */
 type LoadedEvent = SegmentEvent & { kind: number };
 
+/** The read of SEGMENTS_SQL, decoded: one bounded result (Engine.bytes), not a stream. */
 async function readEvents(engine: Engine, params: { asset_id: string; at: number; last: number }, signal?: AbortSignal): Promise<LoadedEvent[]> {
-  const bytes = engine.stream(SEGMENTS_SQL, 'RowBinary', { params, signal });
   const decoder = new BookEventDecoder();
   const events: LoadedEvent[] = [];
-  try {
-    for await (const chunk of bytes) {
-      for (const e of decoder.decode(chunk)) {
-        const snapshot = e.kind !== KIND_CHANGE ? { bids: e.bids, asks: e.asks } : null;
-        events.push({ kind: e.kind, ms: e.ms, market: e.market, price: e.price, size: e.size, bid: e.bookSide === SIDE_BUY, snapshot });
-      }
-    }
-  } finally {
-    bytes.destroy();
+  for (const e of decoder.decode(await engine.bytes(SEGMENTS_SQL, 'RowBinary', { params, signal }))) {
+    const snapshot = e.kind !== KIND_CHANGE ? { bids: e.bids, asks: e.asks } : null;
+    events.push({ kind: e.kind, ms: e.ms, market: e.market, price: e.price, size: e.size, bid: e.bookSide === SIDE_BUY, snapshot });
   }
   if (decoder.unfinished) throw new Error('book_events read ended inside a row');
   return events;
