@@ -157,6 +157,7 @@ export class ReplaySession {
    * loop. The frames one synchronous run writes go to the socket in one write (corked).
    */
   private async sendBatch(): Promise<void> {
+    // ws has no cork of its own: its `_socket` is the connection's net.Socket.
     const socket = (this.ws as unknown as { _socket?: Socket })._socket;
     socket?.cork();
     try {
