@@ -1,4 +1,5 @@
 import type { Level } from '../book/index.js';
+import { RowBinaryReader } from '../clickhouse/row-binary.js';
 
 /**
  * Book events in the engine's RowBinary format, decoded straight from the bytes: the long reads
@@ -23,40 +24,17 @@ export interface BookEvent {
   asks: Level[];
 }
 
-/** Thrown when a row runs past the bytes at hand: it is decoded again once the next chunk arrives. */
-const INCOMPLETE = Symbol('incomplete row');
-
-export class BookEventDecoder {
-  private rest: Buffer | null = null;
+export class BookEventDecoder extends RowBinaryReader {
   private readonly event: BookEvent = { ms: 0, kind: 0, market: '', price: 0, size: 0, bookSide: 0, bids: [], asks: [] };
   private marketBytes: Buffer = Buffer.alloc(0);
-  private buf: Buffer = Buffer.alloc(0);
-  private pos = 0;
 
   /** Every complete row of `chunk` (after the row a previous chunk left unfinished). */
   *decode(chunk: Buffer): Generator<BookEvent> {
-    this.buf = this.rest ? Buffer.concat([this.rest, chunk]) : chunk;
-    this.rest = null;
-    this.pos = 0;
-    while (this.pos < this.buf.length) {
-      const start = this.pos;
-      try {
-        this.row();
-      } catch (err) {
-        if (err !== INCOMPLETE) throw err;
-        this.rest = this.buf.subarray(start);
-        return;
-      }
-      yield this.event;
-    }
+    this.begin(chunk);
+    while (this.next()) yield this.event;
   }
 
-  /** True when the stream ended in the middle of a row (a truncated result). */
-  get unfinished(): boolean {
-    return this.rest !== null && this.rest.length > 0;
-  }
-
-  private row(): void {
+  protected row(): void {
     const e = this.event;
     this.need(9);
     const b = this.buf;
@@ -64,7 +42,7 @@ export class BookEventDecoder {
     e.ms = b.readUInt32LE(this.pos) + b.readInt32LE(this.pos + 4) * 4_294_967_296;
     e.kind = b[this.pos + 8];
     this.pos += 9;
-    e.market = this.string();
+    e.market = this.market();
     this.need(17);
     e.price = b.readDoubleLE(this.pos);
     e.size = b.readDoubleLE(this.pos + 8);
@@ -80,22 +58,8 @@ export class BookEventDecoder {
     }
   }
 
-  private need(n: number): void {
-    if (this.pos + n > this.buf.length) throw INCOMPLETE;
-  }
-
-  private varUInt(): number {
-    let value = 0;
-    for (let shift = 0; ; shift += 7) {
-      this.need(1);
-      const byte = this.buf[this.pos++];
-      value += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) return value;
-    }
-  }
-
   /** Markets repeat row after row: the previous string is reused when the bytes are the same. */
-  private string(): string {
+  private market(): string {
     const length = this.varUInt();
     this.need(length);
     const end = this.pos + length;
@@ -107,11 +71,4 @@ export class BookEventDecoder {
     return this.event.market;
   }
 
-  private levels(): Level[] {
-    const count = this.varUInt();
-    this.need(count * 16);
-    const out: Level[] = new Array(count);
-    for (let i = 0; i < count; i++, this.pos += 16) out[i] = { price: this.buf.readDoubleLE(this.pos), size: this.buf.readDoubleLE(this.pos + 8) };
-    return out;
-  }
 }

@@ -1,4 +1,5 @@
 import type { Level } from '../book/index.js';
+import { RowBinaryReader } from '../clickhouse/row-binary.js';
 import type { ReplayRow } from './wire.js';
 
 /**
@@ -86,9 +87,6 @@ function grown<T extends Float64Array | Uint8Array | Uint16Array>(column: T, row
   return out;
 }
 
-/** Thrown when a row runs past the bytes at hand: it is decoded again once the next chunk arrives. */
-const INCOMPLETE = Symbol('incomplete row');
-
 /**
  * Appends the rows of PAGE_SQL's result (store-read.ts) in RowBinary to a page, chunk by chunk as the
  * engine streams them. Column encodings, in order: ms Int64, seq UInt64, kind Int8, asset UInt16 (its
@@ -96,37 +94,19 @@ const INCOMPLETE = Symbol('incomplete row');
  * best_bid, best_ask, price and size Float64, side Int8, bids and asks Array(Tuple(Float64, Float64))
  * (a varint count, then the pairs). A row that runs past the chunk is decoded again with the next one.
  */
-export class PageDecoder {
-  private rest: Buffer | null = null;
-  private buf: Buffer = Buffer.alloc(0);
-  private pos = 0;
-
-  constructor(readonly page: ReplayPage) {}
+export class PageDecoder extends RowBinaryReader {
+  constructor(readonly page: ReplayPage) {
+    super();
+  }
 
   /** Every complete row of `chunk` (after the row a previous chunk left unfinished). */
   push(chunk: Buffer): void {
-    this.buf = this.rest ? Buffer.concat([this.rest, chunk]) : chunk;
-    this.rest = null;
-    this.pos = 0;
-    let start = 0;
-    try {
-      while (this.pos < this.buf.length) {
-        start = this.pos;
-        this.row();
-      }
-    } catch (err) {
-      if (err !== INCOMPLETE) throw err;
-      this.rest = this.buf.subarray(start);
-    }
-  }
-
-  /** True when the stream ended in the middle of a row (a truncated result). */
-  get unfinished(): boolean {
-    return this.rest !== null && this.rest.length > 0;
+    this.begin(chunk);
+    while (this.next());
   }
 
   /** Decodes one row into the page's next slot; the row counts only once all of it was read. */
-  private row(): void {
+  protected row(): void {
     const p = this.page;
     const b = this.buf;
     const n = p.length;
@@ -155,36 +135,4 @@ export class PageDecoder {
     p.length = n + 1;
   }
 
-  private need(n: number): void {
-    if (this.pos + n > this.buf.length) throw INCOMPLETE;
-  }
-
-  private varUInt(): number {
-    let value = 0;
-    for (let shift = 0; ; shift += 7) {
-      this.need(1);
-      const byte = this.buf[this.pos++];
-      value += (byte & 0x7f) * 2 ** shift;
-      if (byte < 0x80) return value;
-    }
-  }
-
-  private string(): string {
-    const length = this.varUInt();
-    this.need(length);
-    const end = this.pos + length;
-    const s = this.buf.toString('utf8', this.pos, end);
-    this.pos = end;
-    return s;
-  }
-
-  /** Ticks rows carry two empty arrays: no allocation for them. */
-  private levels(): Level[] {
-    const count = this.varUInt();
-    if (count === 0) return NO_LEVELS;
-    this.need(count * 16);
-    const out: Level[] = new Array(count);
-    for (let i = 0; i < count; i++, this.pos += 16) out[i] = { price: this.buf.readDoubleLE(this.pos), size: this.buf.readDoubleLE(this.pos + 8) };
-    return out;
-  }
 }
