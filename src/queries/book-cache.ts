@@ -1,6 +1,7 @@
 import type { Engine } from '../clickhouse/engine.js';
-import { BookSegment, type SegmentEvent } from './book-segment.js';
-import { BINARY_EVENT_COLUMNS, BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './book-event-decoder.js';
+import { BookSegment, SegmentBuilder } from './book-segment.js';
+import { log } from '../log.js';
+import { BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './book-event-decoder.js';
 import { MAX_TIME_MS, POINT_READ } from './orderbook.js';
 
 /**
@@ -31,27 +32,43 @@ import { MAX_TIME_MS, POINT_READ } from './orderbook.js';
 const SEGMENTS_READ = 8192;
 
 /**
+ * Events one read of a fill takes (~600 segments): the fixed cost of a read is then a few percent
+ * of it, and the result (~3 MB) stays a bounded one.
+ */
+const FILL_READ = 65_536;
+
+/**
+ * Misses of one asset, at least as many as its hits, after which the whole asset is read ahead
+ * (BookCache.fill). Random instants over a large asset miss nearly every time and each miss pays
+ * the read's fixed cost for ~40 segments; a backtest misses once per ~40 lookups and never starts one.
+ */
+const FILL_AFTER_MISSES = 32;
+
+/**
  * The latest snapshot at or before {at} (none: the asset's first event) and the events after it up
- * to {last}, in (t, seq) order, as RowBinary (BookEventDecoder): one primary-key range read that stops
- * after SEGMENTS_READ rows. No sort key beyond the table's: `kind` as a third one made the engine
- * sort the whole rest of the asset (178 ms instead of 14 ms at 4,096 rows).
+ * to {last}, in (t, seq) order, as RowBinary (BookEventDecoder), at most `limit`: one primary-key
+ * range read. No sort key beyond the table's: `kind` as a third one made the engine sort the whole
+ * rest of the asset (178 ms instead of 14 ms at 4,096 rows).
  *
  * A checkpoint shares the (t, seq) of the change it follows, and already holds it. At the first
  * snapshot that change is left out by the WHERE (it could come before its snapshot in the result).
  * At later ones it lands either just before its snapshot, at the previous segment's end (where no
  * instant of that segment applies it), or just after it, where applying it sets a level to the size
  * the snapshot already gives it: the same book either way.
+ *
+ * A row carries its market only when it is not {usual_market} ('' otherwise): the asset's market,
+ * 66 bytes on every row, was two thirds of the bytes and of the engine's CPU of a long read.
  */
-const SEGMENTS_SQL = `
+const segmentsSql = (limit: number) => `
 WITH (SELECT (t, seq) FROM book_events
       WHERE asset_id = {asset_id:String} AND kind != 'price_change' AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
       ORDER BY t DESC, seq DESC LIMIT 1) AS k
-SELECT ${BINARY_EVENT_COLUMNS}
+SELECT toUnixTimestamp64Milli(t) AS ms, kind, if(market = {usual_market:String}, '', toString(market)) AS market, price, size, book_side, bids, asks
 FROM book_events
 WHERE asset_id = {asset_id:String} AND t >= assumeNotNull(k).1 AND t <= fromUnixTimestamp64Milli({last:Int64}, 'UTC')
   AND (t > assumeNotNull(k).1 OR seq > assumeNotNull(k).2 OR (seq = assumeNotNull(k).2 AND kind != 'price_change'))
 ORDER BY t, seq
-LIMIT ${SEGMENTS_READ}
+LIMIT ${limit}
 SETTINGS ${POINT_READ}`;
 
 /** Notices ever written, all assets: part metadata, no data read; merges keep the sum. */
@@ -84,13 +101,37 @@ export interface BookCacheStats {
   /** Segments dropped because a notice touched them. */
   invalidated: number;
   evicted: number;
+  /** Fills started, and the segments they stored. */
+  fills: number;
+  filled: number;
+}
+
+/** What the cache holds and knows of one asset; dropped with its last segment. */
+interface AssetEntry {
+  /** Its cached segments, by start. */
+  segments: BookSegment[];
+  /** The market its events carry (its first read's), left out of the rows of later reads. */
+  market: string;
+  /** Lookups answered from a segment, and lookups that read, since it was last filled. */
+  hits: number;
+  misses: number;
+}
+
+/** The fill running (one at a time: it takes most of a core while it runs). */
+interface Fill {
+  assetId: string;
+  controller: AbortController;
+  done: Promise<void>;
 }
 
 export class BookCache {
-  private readonly byAsset = new Map<string, BookSegment[]>();
+  private readonly assets = new Map<string, AssetEntry>();
   /** Insertion order is recency: a hit moves its segment to the end. */
   private readonly lru = new Map<BookSegment, true>();
-  private readonly counters = { bytes: 0, hits: 0, misses: 0, invalidated: 0, evicted: 0 };
+  private readonly counters = { bytes: 0, hits: 0, misses: 0, invalidated: 0, evicted: 0, fills: 0, filled: 0 };
+  /** Counts stores and hits: BookSegment.used. */
+  private clock = 0;
+  private running: Fill | null = null;
 
   constructor(
     private readonly engine: Engine,
@@ -116,68 +157,195 @@ export class BookCache {
       segment.validAtEpoch = epoch;
     }
     this.counters.hits++;
+    const entry = this.assets.get(assetId);
+    if (entry) entry.hits++;
     this.lru.delete(segment);
     this.lru.set(segment, true);
+    segment.used = ++this.clock;
     return segment;
   }
 
-  /** Reads the segments from the snapshot before `at` on, keeps them when nothing was written meanwhile, and returns the one answering `at`. */
+  /**
+   * Reads the segments from the snapshot before `at` on, keeps them when nothing was written
+   * meanwhile, and returns the one answering `at`. An asset that misses often is then filled.
+   */
   async load(assetId: string, at: number, signal?: AbortSignal): Promise<BookSegment | undefined> {
     this.counters.misses++;
+    // Up to the next cached segment: history already held is not read again.
+    const { segments } = await this.read(assetId, at, this.nextStart(assetId, at), SEGMENTS_READ, Infinity, signal);
+    const entry = this.assets.get(assetId);
+    if (entry && ++entry.misses >= FILL_AFTER_MISSES && entry.misses >= entry.hits && !this.running) this.fill(assetId, at);
+    return segments.find((s) => s.covers(at));
+  }
+
+  /** Stops the fill running, if any, and waits for it to end. */
+  async close(): Promise<void> {
+    this.running?.controller.abort();
+    await this.running?.done;
+  }
+
+  /** Resolves when no fill runs. */
+  async settled(): Promise<void> {
+    while (this.running) await this.running.done;
+  }
+
+  /**
+   * Reads the whole asset ahead, in the background, in long reads from `from` to its newest event
+   * and then from its first one back to `from`, skipping what is cached: a long read costs a few
+   * times less per segment than a miss's. It keeps only what fits in memory held by segments
+   * nobody used since it began (BookCache.store): an asset larger than the cache fills what fits
+   * and stops there, it does not evict its own segments. A write meanwhile also stops it (a read
+   * is kept only when nothing was written during it); an error is logged, and requests go on.
+   */
+  private fill(assetId: string, from: number): void {
+    const entry = this.assets.get(assetId)!;
+    entry.hits = entry.misses = 0;
+    this.counters.fills++;
+    const controller = new AbortController();
+    const run = async () => {
+      const startedAt = this.clock;
+      let cursor = from;
+      let wrapped = false;
+      while (!controller.signal.aborted) {
+        for (let s = this.find(assetId, cursor); s; s = this.find(assetId, cursor)) cursor = s.end;
+        if (wrapped && cursor >= from) return;
+        if (cursor > MAX_TIME_MS) {
+          if (wrapped) return;
+          wrapped = true;
+          cursor = 0;
+          continue;
+        }
+        const { segments, stored } = await this.read(assetId, cursor, Infinity, FILL_READ, startedAt, controller.signal);
+        if (!stored) return;
+        this.counters.filled += segments.length;
+        const end = segments[segments.length - 1].end;
+        if (end <= cursor) return;
+        cursor = end;
+      }
+    };
+    const done = run()
+      .catch((err: unknown) => {
+        if (!controller.signal.aborted) log.warn('book cache fill failed', { asset_id: assetId, error: String((err as Error).message ?? err) });
+      })
+      .finally(() => {
+        this.running = null;
+      });
+    this.running = { assetId, controller, done };
+  }
+
+  /**
+   * Reads up to `limit` events from the snapshot before `at` up to `stop` (exclusive; Infinity: the
+   * newest event), cuts them into segments and stores them when nothing was written meanwhile,
+   * evicting only segments used at or before `evictUsedUpTo` (a fill's start; Infinity for a miss).
+   * `stored`: whether all of them were (not when a write happened, or memory ran out for a fill).
+   */
+  private async read(assetId: string, at: number, stop: number, limit: number, evictUsedUpTo: number, signal?: AbortSignal): Promise<{ segments: BookSegment[]; stored: boolean }> {
     const epoch = this.engine.writeEpoch();
     const before = epoch === null ? Number((await this.engine.rows<{ total: number }>(TOTAL_SQL, { signal }))[0].total) : 0;
-    // Up to the next cached segment: history already held is not read again.
-    const stop = this.nextStart(assetId, at);
-    const events = await readEvents(this.engine, { asset_id: assetId, at, last: Math.min(stop, MAX_TIME_MS + 1) - 1 }, signal);
-    const segments = splitSegments(assetId, at, events, events.length === SEGMENTS_READ ? null : stop);
-    if (segments.length === 0) return undefined;
+    const last = Math.min(stop, MAX_TIME_MS + 1) - 1;
+    const market = this.assets.get(assetId)?.market ?? '';
+    const { segments, firstMarket } = await readSegments(this.engine, { asset_id: assetId, at, last, usual_market: market }, limit, stop, signal);
+    if (segments.length === 0) return { segments, stored: false };
     const lo = segments[0].start;
     const hi = spanEnd(segments[segments.length - 1]);
     const [{ total, spans }] = await this.engine.rows<{ total: number; spans: [number, number][] }>(spansSql(epoch === null), { params: { asset_id: assetId, lo, hi }, signal });
     const unchanged = epoch === null ? Number(total) === before : this.engine.writeEpoch() === epoch;
+    const touching = noticeCounter(spans);
     for (const segment of segments) {
-      segment.notices = spans.filter(([min, max]) => min <= spanEnd(segment) && max >= segment.start).length;
+      segment.notices = touching(segment.start, spanEnd(segment));
       segment.validAtEpoch = epoch;
-      if (unchanged) this.store(segment);
     }
-    return segments.find((s) => s.covers(at));
+    const stored = unchanged && this.keep(assetId, segments, evictUsedUpTo);
+    const entry = this.assets.get(assetId);
+    if (entry && entry.market === '') entry.market = firstMarket;
+    return { segments, stored };
   }
 
   /** Start of the first cached segment after `at` (Infinity when none). */
   private nextStart(assetId: string, at: number): number {
-    const list = this.byAsset.get(assetId);
+    const list = this.assets.get(assetId)?.segments;
     return list?.[lastStartingAtOrBefore(list, at) + 1]?.start ?? Infinity;
   }
 
   private find(assetId: string, at: number): BookSegment | undefined {
-    const list = this.byAsset.get(assetId);
+    const list = this.assets.get(assetId)?.segments;
     if (!list) return undefined;
     const i = lastStartingAtOrBefore(list, at);
     return i >= 0 && list[i].covers(at) ? list[i] : undefined;
   }
 
-  private store(segment: BookSegment): void {
-    if (segment.bytes > this.capacityBytes) return;
-    let list = this.byAsset.get(segment.assetId);
-    if (!list) this.byAsset.set(segment.assetId, (list = []));
-    // Segments it overlaps were read before it (an unfinished one, or one a late write replaced).
-    for (const old of list.filter((s) => s.start < segment.end && segment.start < s.end)) this.remove(old);
-    list.splice(lastStartingAtOrBefore(list, segment.start) + 1, 0, segment);
-    this.lru.set(segment, true);
-    this.counters.bytes += segment.bytes;
-    for (const oldest of this.lru.keys()) {
-      if (this.counters.bytes <= this.capacityBytes) break;
-      this.counters.evicted++;
-      this.remove(oldest);
+  /**
+   * Keeps the segments of one read (in order), least recently used segments out beyond the
+   * capacity, except segments used after `evictUsedUpTo`: the segment that would need one of them
+   * out, and those after it, are not kept (a fill stops rather than evict what it or a request just
+   * touched). A segment already cached as is stays. True when all of them are cached.
+   */
+  private keep(assetId: string, segments: BookSegment[], evictUsedUpTo: number): boolean {
+    let entry = this.assets.get(assetId);
+    if (!entry) this.assets.set(assetId, (entry = { segments: [], market: '', hits: 0, misses: 0 }));
+    // Taken out of the LRU and the byte count at once, out of the sorted lists once at the end:
+    // a read keeps hundreds of segments, and a splice each was quadratic in the asset's length.
+    const dropped = new Set<BookSegment>();
+    const added: BookSegment[] = [];
+    const drop = (old: BookSegment) => {
+      dropped.add(old);
+      this.lru.delete(old);
+      this.counters.bytes -= old.bytes;
+    };
+    let all = true;
+    for (const segment of segments) {
+      // Those it overlaps were read before it (an unfinished one, or one a late write replaced).
+      const replaced = this.overlapping(entry.segments, segment).filter((s) => !dropped.has(s));
+      const [old] = replaced;
+      if (replaced.length === 1 && old.start === segment.start && old.end === segment.end && old.notices === segment.notices) continue;
+      let excess = this.counters.bytes + segment.bytes - replaced.reduce((sum, s) => sum + s.bytes, 0) - this.capacityBytes;
+      const evicted: BookSegment[] = [];
+      for (const oldest of this.lru.keys()) {
+        if (excess <= 0 || oldest.used > evictUsedUpTo) break;
+        if (replaced.includes(oldest)) continue;
+        evicted.push(oldest);
+        excess -= oldest.bytes;
+      }
+      if (excess > 0) {
+        all = false;
+        if (evictUsedUpTo === Infinity) continue;
+        break;
+      }
+      replaced.forEach(drop);
+      evicted.forEach(drop);
+      this.counters.evicted += evicted.length;
+      added.push(segment);
+      this.lru.set(segment, true);
+      this.counters.bytes += segment.bytes;
+      segment.used = ++this.clock;
     }
+    const touched = new Set([assetId, ...[...dropped].map((s) => s.assetId)]);
+    for (const id of touched) {
+      const e = this.assets.get(id)!;
+      e.segments = merged(
+        e.segments.filter((s) => !dropped.has(s)),
+        id === assetId ? added : [],
+      );
+      if (e.segments.length === 0) this.assets.delete(id);
+    }
+    return all;
+  }
+
+  /** The segments of `list` (sorted, disjoint) that overlap `segment`: a run from the last one starting at or before it. */
+  private overlapping(list: BookSegment[], segment: BookSegment): BookSegment[] {
+    const out: BookSegment[] = [];
+    for (let i = Math.max(0, lastStartingAtOrBefore(list, segment.start)); i < list.length && list[i].start < segment.end; i++) {
+      if (list[i].end > segment.start) out.push(list[i]);
+    }
+    return out;
   }
 
   private remove(segment: BookSegment): void {
     if (!this.lru.delete(segment)) return;
     this.counters.bytes -= segment.bytes;
-    const list = this.byAsset.get(segment.assetId)!;
-    list.splice(list.indexOf(segment), 1);
-    if (list.length === 0) this.byAsset.delete(segment.assetId);
+    const entry = this.assets.get(segment.assetId)!;
+    entry.segments.splice(lastStartingAtOrBefore(entry.segments, segment.start), 1);
+    if (entry.segments.length === 0) this.assets.delete(segment.assetId);
   }
 }
 
@@ -193,50 +361,81 @@ function lastStartingAtOrBefore(list: BookSegment[], at: number): number {
   return lo - 1;
 }
 
-/** One event of a forward read: a change, or a snapshot with its levels. */
-type LoadedEvent = SegmentEvent & { kind: number };
+/** Two lists of disjoint segments sorted by start, as one. */
+function merged(a: BookSegment[], b: BookSegment[]): BookSegment[] {
+  if (b.length === 0) return a;
+  const out: BookSegment[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) out.push(j === b.length || (i < a.length && a[i].start < b[j].start) ? a[i++] : b[j++]);
+  return out;
+}
 
-/** The read of SEGMENTS_SQL, decoded: one bounded result (Engine.bytes), not a stream. */
-async function readEvents(engine: Engine, params: { asset_id: string; at: number; last: number }, signal?: AbortSignal): Promise<LoadedEvent[]> {
-  const decoder = new BookEventDecoder();
-  const events: LoadedEvent[] = [];
-  for (const e of decoder.decode(await engine.bytes(SEGMENTS_SQL, 'RowBinary', { params, signal }))) {
-    const snapshot = e.kind !== KIND_CHANGE ? { bids: e.bids, asks: e.asks } : null;
-    events.push({ kind: e.kind, ms: e.ms, market: e.market, price: e.price, size: e.size, bid: e.bookSide === SIDE_BUY, snapshot });
+/** How many of the notices' spans [min, max] touch [lo, hi]: those starting by hi, less those ending before lo (which all start by hi). */
+function noticeCounter(spans: [number, number][]): (lo: number, hi: number) => number {
+  const mins = spans.map(([min]) => min).sort((a, b) => a - b);
+  const maxes = spans.map(([, max]) => max).sort((a, b) => a - b);
+  return (lo, hi) => countAtMost(mins, hi) - countAtMost(maxes, lo - 1);
+}
+
+/** How many values of the sorted `values` are ≤ `x`. */
+function countAtMost(values: number[], x: number): number {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid] <= x) lo = mid + 1;
+    else hi = mid;
   }
-  if (decoder.unfinished) throw new Error('book_events read ended inside a row');
-  return events;
+  return lo;
 }
 
 /**
- * Cuts a forward read into segments at each snapshot. The read starts at the latest snapshot at or
- * before `at`; when there is none it starts at the asset's first event, and the first segment then
- * begins at 0 (instants before any event have no book). `stop`: where the read was bounded (the next
- * cached segment, or Infinity when it reached the newest events); null when its LIMIT cut it, and it
- * then ends before the millisecond of its last row (more events of that ms may follow).
+ * A read of segmentsSql (one bounded result, Engine.bytes), cut into segments at each snapshot as
+ * it is decoded. The read starts at the latest snapshot at or before `at`; when there is none it
+ * starts at the asset's first event, and the first segment then begins at 0 (instants before any
+ * event have no book). `stop`: where the read was bounded (the next cached segment, or Infinity when
+ * it may reach the newest events). When its LIMIT cut it, it ends before the millisecond of its
+ * last row instead (more events of that ms may follow). `firstMarket`: its first row's market.
  */
-export function splitSegments(assetId: string, at: number, events: LoadedEvent[], stop: number | null): BookSegment[] {
-  let usable = events;
-  let lastEnd = stop ?? Infinity;
-  if (stop === null) {
-    lastEnd = events[events.length - 1].ms;
-    usable = events.filter((e) => e.ms < lastEnd);
-  }
-  const fromFirstEvent = events.length === 0 || events[0].kind === KIND_CHANGE || events[0].ms > at;
+async function readSegments(
+  engine: Engine,
+  params: { asset_id: string; at: number; last: number; usual_market: string },
+  limit: number,
+  stop: number,
+  signal?: AbortSignal,
+): Promise<{ segments: BookSegment[]; firstMarket: string }> {
+  const decoder = new BookEventDecoder();
+  const builder = new SegmentBuilder();
   const segments: BookSegment[] = [];
-  let start = fromFirstEvent ? 0 : usable[0]?.ms;
-  let segmentEvents: SegmentEvent[] = [];
+  let start = 0;
+  let rows = 0;
+  let lastMs = 0;
+  let firstMarket = '';
   const close = (end: number) => {
-    if (start !== undefined && start < end) segments.push(new BookSegment(assetId, start, end, segmentEvents));
+    if (start < end) segments.push(builder.build(params.asset_id, start, end));
+    else builder.clear();
   };
-  for (const e of usable) {
-    if (e.snapshot && (segmentEvents.length > 0 || start !== e.ms)) {
-      close(e.ms);
-      start = e.ms;
-      segmentEvents = [];
+  for (const e of decoder.decode(await engine.bytes(segmentsSql(limit), 'RowBinary', { params, signal }))) {
+    const market = e.market || params.usual_market;
+    if (rows++ === 0) {
+      start = e.kind === KIND_CHANGE || e.ms > params.at ? 0 : e.ms;
+      firstMarket = market;
     }
-    segmentEvents.push(e);
+    if (e.kind === KIND_CHANGE) builder.addChange(e.ms, market, e.price, e.size, e.bookSide === SIDE_BUY);
+    else {
+      if (!builder.empty || start !== e.ms) {
+        close(e.ms);
+        start = e.ms;
+      }
+      builder.setSnapshot(e.ms, market, e.bids, e.asks);
+    }
+    lastMs = e.ms;
   }
-  close(lastEnd);
-  return segments;
+  if (decoder.unfinished) throw new Error('book_events read ended inside a row');
+  if (rows === limit) {
+    builder.dropFrom(lastMs);
+    close(lastMs);
+  } else close(stop);
+  return { segments, firstMarket };
 }
