@@ -2,7 +2,7 @@ import type { Engine } from '../clickhouse/engine.js';
 import { BookSegment, SegmentBuilder } from './book-segment.js';
 import { log } from '../log.js';
 import { BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './book-event-decoder.js';
-import { MAX_TIME_MS, POINT_READ } from './orderbook.js';
+import { EVENTS_READ, MAX_TIME_MS, POINT_READ } from './orderbook.js';
 
 /**
  * Immutable history read once: the segments (a snapshot and the changes up to the next one) that
@@ -31,11 +31,8 @@ import { MAX_TIME_MS, POINT_READ } from './orderbook.js';
  */
 const SEGMENTS_READ = 8192;
 
-/**
- * Events one read of a fill takes (~600 segments): the fixed cost of a read is then a few percent
- * of it, and the result (~3 MB) stays a bounded one.
- */
-const FILL_READ = 65_536;
+/** Segments a fill gathers before it asks for their notices and keeps them (~100k events). */
+const FILL_BATCH = 1024;
 
 /**
  * Misses of one asset, at least as many as its hits, after which the whole asset is read ahead
@@ -45,9 +42,17 @@ const FILL_READ = 65_536;
 const FILL_AFTER_MISSES = 32;
 
 /**
+ * BookEventDecoder's columns, but a row carries its market only when it is not {usual_market} (''
+ * then): the asset's market, 66 bytes on every row, was two thirds of the bytes and of the
+ * engine's CPU of a long read.
+ */
+const SEGMENT_COLUMNS = "toUnixTimestamp64Milli(t) AS ms, kind, if(market = {usual_market:String}, '', toString(market)) AS market, price, size, book_side, bids, asks";
+
+/**
  * The latest snapshot at or before {at} (none: the asset's first event) and the events after it up
- * to {last}, in (t, seq) order, as RowBinary (BookEventDecoder), at most `limit`: one primary-key
- * range read. No sort key beyond the table's: `kind` as a third one made the engine sort the whole
+ * to {last}, in (t, seq) order, as RowBinary (BookEventDecoder), at most `limit` (a fill streams
+ * them all: one read of the whole asset cost half the engine CPU of 65,536-event reads): one
+ * primary-key range read. No sort key beyond the table's: `kind` as a third one made the engine sort the whole
  * rest of the asset (178 ms instead of 14 ms at 4,096 rows).
  *
  * A checkpoint shares the (t, seq) of the change it follows, and already holds it. At the first
@@ -55,20 +60,35 @@ const FILL_AFTER_MISSES = 32;
  * At later ones it lands either just before its snapshot, at the previous segment's end (where no
  * instant of that segment applies it), or just after it, where applying it sets a level to the size
  * the snapshot already gives it: the same book either way.
- *
- * A row carries its market only when it is not {usual_market} ('' otherwise): the asset's market,
- * 66 bytes on every row, was two thirds of the bytes and of the engine's CPU of a long read.
  */
-const segmentsSql = (limit: number) => `
+const segmentsSql = (limit: number | null) => `
 WITH (SELECT (t, seq) FROM book_events
       WHERE asset_id = {asset_id:String} AND kind != 'price_change' AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
       ORDER BY t DESC, seq DESC LIMIT 1) AS k
-SELECT toUnixTimestamp64Milli(t) AS ms, kind, if(market = {usual_market:String}, '', toString(market)) AS market, price, size, book_side, bids, asks
+SELECT ${SEGMENT_COLUMNS}
 FROM book_events
 WHERE asset_id = {asset_id:String} AND t >= assumeNotNull(k).1 AND t <= fromUnixTimestamp64Milli({last:Int64}, 'UTC')
   AND (t > assumeNotNull(k).1 OR seq > assumeNotNull(k).2 OR (seq = assumeNotNull(k).2 AND kind != 'price_change'))
 ORDER BY t, seq
-LIMIT ${limit}
+${limit === null ? '' : `LIMIT ${limit}`}
+SETTINGS ${POINT_READ}`;
+
+/**
+ * The last EVENTS_READ events up to {at}, newest first (they hold its latest snapshot, as the
+ * engine's own point read relies on: orderbook.ts), and the first event after {at}: a miss while
+ * the asset is being filled costs about a point read. Each branch keeps its order; a row after {at}
+ * tells itself apart by its time.
+ */
+const POINT_SQL = `
+SELECT * FROM (
+  SELECT ${SEGMENT_COLUMNS} FROM book_events
+  WHERE asset_id = {asset_id:String} AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
+  ORDER BY t DESC, seq DESC LIMIT ${EVENTS_READ})
+UNION ALL
+SELECT * FROM (
+  SELECT ${SEGMENT_COLUMNS} FROM book_events
+  WHERE asset_id = {asset_id:String} AND t > fromUnixTimestamp64Milli({at:Int64}, 'UTC')
+  ORDER BY t, seq LIMIT 1)
 SETTINGS ${POINT_READ}`;
 
 /** Notices ever written, all assets: part metadata, no data read; merges keep the sum. */
@@ -104,6 +124,8 @@ export interface BookCacheStats {
   /** Fills started, and the segments they stored. */
   fills: number;
   filled: number;
+  /** Misses answered by a point read while their asset was being filled. */
+  pointReads: number;
 }
 
 /** What the cache holds and knows of one asset; dropped with its last segment. */
@@ -128,7 +150,7 @@ export class BookCache {
   private readonly assets = new Map<string, AssetEntry>();
   /** Insertion order is recency: a hit moves its segment to the end. */
   private readonly lru = new Map<BookSegment, true>();
-  private readonly counters = { bytes: 0, hits: 0, misses: 0, invalidated: 0, evicted: 0, fills: 0, filled: 0 };
+  private readonly counters = { bytes: 0, hits: 0, misses: 0, invalidated: 0, evicted: 0, fills: 0, filled: 0, pointReads: 0 };
   /** Counts stores and hits: BookSegment.used. */
   private clock = 0;
   private running: Fill | null = null;
@@ -171,8 +193,17 @@ export class BookCache {
    */
   async load(assetId: string, at: number, signal?: AbortSignal): Promise<BookSegment | undefined> {
     this.counters.misses++;
+    // Its asset is being filled: the fill reads this instant soon, in a read far cheaper per
+    // segment than a miss's, so the request gets the book of a point read, not kept.
+    if (this.running?.assetId === assetId) {
+      const segment = await pointRead(this.engine, { asset_id: assetId, at, usual_market: this.assets.get(assetId)?.market ?? '' }, signal);
+      if (segment) {
+        this.counters.pointReads++;
+        return segment;
+      }
+    }
     // Up to the next cached segment: history already held is not read again.
-    const { segments } = await this.read(assetId, at, this.nextStart(assetId, at), SEGMENTS_READ, Infinity, signal);
+    const segments = await this.read(assetId, at, this.nextStart(assetId, at), SEGMENTS_READ, signal);
     const entry = this.assets.get(assetId);
     if (entry && ++entry.misses >= FILL_AFTER_MISSES && entry.misses >= entry.hits && !this.running) this.fill(assetId, at);
     return segments.find((s) => s.covers(at));
@@ -190,12 +221,12 @@ export class BookCache {
   }
 
   /**
-   * Reads the whole asset ahead, in the background, in long reads from `from` to its newest event
-   * and then from its first one back to `from`, skipping what is cached: a long read costs a few
-   * times less per segment than a miss's. It keeps only what fits in memory held by segments
-   * nobody used since it began (BookCache.store): an asset larger than the cache fills what fits
-   * and stops there, it does not evict its own segments. A write meanwhile also stops it (a read
-   * is kept only when nothing was written during it); an error is logged, and requests go on.
+   * Reads the whole asset ahead, in the background: one streaming read from `from` to its newest
+   * event, then one from its first event up to `from` (a long read costs a fraction of a miss's per
+   * segment). It keeps only what fits in memory held by segments nobody used since it began
+   * (BookCache.keep): an asset larger than the cache fills what fits and stops there, it does not
+   * evict its own segments. A write meanwhile also stops it (what it read is kept only when
+   * nothing was written since the read began); an error is logged, and requests go on.
    */
   private fill(assetId: string, from: number): void {
     const entry = this.assets.get(assetId)!;
@@ -204,24 +235,7 @@ export class BookCache {
     const controller = new AbortController();
     const run = async () => {
       const startedAt = this.clock;
-      let cursor = from;
-      let wrapped = false;
-      while (!controller.signal.aborted) {
-        for (let s = this.find(assetId, cursor); s; s = this.find(assetId, cursor)) cursor = s.end;
-        if (wrapped && cursor >= from) return;
-        if (cursor > MAX_TIME_MS) {
-          if (wrapped) return;
-          wrapped = true;
-          cursor = 0;
-          continue;
-        }
-        const { segments, stored } = await this.read(assetId, cursor, Infinity, FILL_READ, startedAt, controller.signal);
-        if (!stored) return;
-        this.counters.filled += segments.length;
-        const end = segments[segments.length - 1].end;
-        if (end <= cursor) return;
-        cursor = end;
-      }
+      (await this.fillRange(assetId, from, null, startedAt, controller.signal)) && (await this.fillRange(assetId, 0, from, startedAt, controller.signal));
     };
     const done = run()
       .catch((err: unknown) => {
@@ -234,18 +248,67 @@ export class BookCache {
   }
 
   /**
+   * Streams the events from the snapshot before `at` up to `last` (null: the newest), keeping their
+   * segments batch by batch; up to `last`, the last segment ends before the millisecond of the last
+   * event read. False when a batch could not be kept all.
+   */
+  private async fillRange(assetId: string, at: number, last: number | null, evictUsedUpTo: number, signal: AbortSignal): Promise<boolean> {
+    const epoch = this.engine.writeEpoch();
+    const before = epoch === null ? await this.noticesTotal(signal) : 0;
+    const market = this.assets.get(assetId)?.market ?? '';
+    const params = { asset_id: assetId, at, last: last ?? MAX_TIME_MS, usual_market: market };
+    const splitter = new SegmentSplitter(assetId, at, market);
+    const stream = this.engine.stream(segmentsSql(null), 'RowBinary', { params, signal });
+    try {
+      for await (const chunk of stream) {
+        splitter.push(chunk as Buffer);
+        if (splitter.segments.length >= FILL_BATCH && !(await this.keepFilled(assetId, splitter.take(), epoch, before, evictUsedUpTo, signal))) return false;
+      }
+      splitter.finish(last !== null, Infinity);
+      return await this.keepFilled(assetId, splitter.take(), epoch, before, evictUsedUpTo, signal);
+    } finally {
+      stream.destroy();
+    }
+  }
+
+  private async keepFilled(assetId: string, segments: BookSegment[], epoch: number | null, before: number, evictUsedUpTo: number, signal: AbortSignal): Promise<boolean> {
+    if (segments.length === 0) return true;
+    const kept = await this.keepRead(assetId, segments, epoch, before, evictUsedUpTo, signal);
+    if (kept) this.counters.filled += segments.length;
+    return kept;
+  }
+
+  private async noticesTotal(signal?: AbortSignal): Promise<number> {
+    return Number((await this.engine.rows<{ total: number }>(TOTAL_SQL, { signal }))[0].total);
+  }
+
+  /**
    * Reads up to `limit` events from the snapshot before `at` up to `stop` (exclusive; Infinity: the
    * newest event), cuts them into segments and stores them when nothing was written meanwhile,
    * evicting only segments used at or before `evictUsedUpTo` (a fill's start; Infinity for a miss).
    * `stored`: whether all of them were (not when a write happened, or memory ran out for a fill).
    */
-  private async read(assetId: string, at: number, stop: number, limit: number, evictUsedUpTo: number, signal?: AbortSignal): Promise<{ segments: BookSegment[]; stored: boolean }> {
+  private async read(assetId: string, at: number, stop: number, limit: number, signal?: AbortSignal): Promise<BookSegment[]> {
     const epoch = this.engine.writeEpoch();
-    const before = epoch === null ? Number((await this.engine.rows<{ total: number }>(TOTAL_SQL, { signal }))[0].total) : 0;
+    const before = epoch === null ? await this.noticesTotal(signal) : 0;
     const last = Math.min(stop, MAX_TIME_MS + 1) - 1;
     const market = this.assets.get(assetId)?.market ?? '';
-    const { segments, firstMarket } = await readSegments(this.engine, { asset_id: assetId, at, last, usual_market: market }, limit, stop, signal);
-    if (segments.length === 0) return { segments, stored: false };
+    const splitter = new SegmentSplitter(assetId, at, market);
+    splitter.push(await this.engine.bytes(segmentsSql(limit), 'RowBinary', { params: { asset_id: assetId, at, last, usual_market: market }, signal }));
+    splitter.finish(splitter.rows === limit, stop);
+    const segments = splitter.take();
+    if (segments.length > 0) await this.keepRead(assetId, segments, epoch, before, Infinity, signal);
+    const entry = this.assets.get(assetId);
+    if (entry && entry.market === '') entry.market = splitter.firstMarket;
+    return segments;
+  }
+
+  /**
+   * Keeps the segments of a read (in order) when nothing was written since it began (`epoch` and
+   * `before`, taken then), with the count of the notices touching each, evicting only segments
+   * used at or before `evictUsedUpTo`. True when all of them were kept.
+   */
+  private async keepRead(assetId: string, segments: BookSegment[], epoch: number | null, before: number, evictUsedUpTo: number, signal?: AbortSignal): Promise<boolean> {
     const lo = segments[0].start;
     const hi = spanEnd(segments[segments.length - 1]);
     const [{ total, spans }] = await this.engine.rows<{ total: number; spans: [number, number][] }>(spansSql(epoch === null), { params: { asset_id: assetId, lo, hi }, signal });
@@ -255,10 +318,7 @@ export class BookCache {
       segment.notices = touching(segment.start, spanEnd(segment));
       segment.validAtEpoch = epoch;
     }
-    const stored = unchanged && this.keep(assetId, segments, evictUsedUpTo);
-    const entry = this.assets.get(assetId);
-    if (entry && entry.market === '') entry.market = firstMarket;
-    return { segments, stored };
+    return unchanged && this.keep(assetId, segments, evictUsedUpTo);
   }
 
   /** Start of the first cached segment after `at` (Infinity when none). */
@@ -391,51 +451,98 @@ function countAtMost(values: number[], x: number): number {
 }
 
 /**
- * A read of segmentsSql (one bounded result, Engine.bytes), cut into segments at each snapshot as
- * it is decoded. The read starts at the latest snapshot at or before `at`; when there is none it
- * starts at the asset's first event, and the first segment then begins at 0 (instants before any
- * event have no book). `stop`: where the read was bounded (the next cached segment, or Infinity when
- * it may reach the newest events). When its LIMIT cut it, it ends before the millisecond of its
- * last row instead (more events of that ms may follow). `firstMarket`: its first row's market.
+ * A read of segmentsSql, cut into segments at each snapshot as its rows are decoded, chunk by chunk.
+ * The read starts at the latest snapshot at or before `at`; when there is none it starts at the
+ * asset's first event, and the first segment then begins at 0 (instants before any event have no
+ * book). Rows carry '' for the asset's usual market (SEGMENT_COLUMNS).
  */
-async function readSegments(
-  engine: Engine,
-  params: { asset_id: string; at: number; last: number; usual_market: string },
-  limit: number,
-  stop: number,
-  signal?: AbortSignal,
-): Promise<{ segments: BookSegment[]; firstMarket: string }> {
-  const decoder = new BookEventDecoder();
-  const builder = new SegmentBuilder();
-  const segments: BookSegment[] = [];
-  let start = 0;
-  let rows = 0;
-  let lastMs = 0;
-  let firstMarket = '';
-  const close = (end: number) => {
-    if (start < end) segments.push(builder.build(params.asset_id, start, end));
-    else builder.clear();
-  };
-  for (const e of decoder.decode(await engine.bytes(segmentsSql(limit), 'RowBinary', { params, signal }))) {
-    const market = e.market || params.usual_market;
-    if (rows++ === 0) {
-      start = e.kind === KIND_CHANGE || e.ms > params.at ? 0 : e.ms;
-      firstMarket = market;
-    }
-    if (e.kind === KIND_CHANGE) builder.addChange(e.ms, market, e.price, e.size, e.bookSide === SIDE_BUY);
-    else {
-      if (!builder.empty || start !== e.ms) {
-        close(e.ms);
-        start = e.ms;
+class SegmentSplitter {
+  /** Segments complete, not taken yet. */
+  segments: BookSegment[] = [];
+  rows = 0;
+  /** The first row's market. */
+  firstMarket = '';
+  private readonly decoder = new BookEventDecoder();
+  private readonly builder = new SegmentBuilder();
+  private start = 0;
+  private lastMs = 0;
+
+  constructor(
+    private readonly assetId: string,
+    private readonly at: number,
+    private readonly usualMarket: string,
+  ) {}
+
+  push(chunk: Buffer): void {
+    const { builder } = this;
+    for (const e of this.decoder.decode(chunk)) {
+      const market = e.market || this.usualMarket;
+      if (this.rows++ === 0) {
+        this.start = e.kind === KIND_CHANGE || e.ms > this.at ? 0 : e.ms;
+        this.firstMarket = market;
       }
-      builder.setSnapshot(e.ms, market, e.bids, e.asks);
+      if (e.kind === KIND_CHANGE) builder.addChange(e.ms, market, e.price, e.size, e.bookSide === SIDE_BUY);
+      else {
+        if (!builder.empty || this.start !== e.ms) {
+          this.close(e.ms);
+          this.start = e.ms;
+        }
+        builder.setSnapshot(e.ms, market, e.bids, e.asks);
+      }
+      this.lastMs = e.ms;
     }
-    lastMs = e.ms;
+  }
+
+  /**
+   * Closes the last segment at `stop`, where the read was bounded (the next cached segment, or
+   * Infinity when it reached the newest events); when it was `cut` short instead (its LIMIT, or an
+   * upper bound in time), before the millisecond of its last row (more events of it may follow).
+   */
+  finish(cut: boolean, stop: number): void {
+    if (this.decoder.unfinished) throw new Error('book_events read ended inside a row');
+    if (!cut) this.close(stop);
+    else if (this.rows > 0) {
+      this.builder.dropFrom(this.lastMs);
+      this.close(this.lastMs);
+    }
+  }
+
+  /** The segments complete so far, in order; they are then forgotten here. */
+  take(): BookSegment[] {
+    const out = this.segments;
+    this.segments = [];
+    return out;
+  }
+
+  private close(end: number): void {
+    if (this.start < end) this.segments.push(this.builder.build(this.assetId, this.start, end));
+    else this.builder.clear();
+  }
+}
+
+/**
+ * The segment of a point read (POINT_SQL): the latest snapshot up to `at` and the changes after it
+ * up to `at`, ending at the first event after `at`, so it answers `at` as the cached segment
+ * holding it would. Undefined when the events read hold no snapshot and more came before them.
+ */
+async function pointRead(engine: Engine, params: { asset_id: string; at: number; usual_market: string }, signal?: AbortSignal): Promise<BookSegment | undefined> {
+  const decoder = new BookEventDecoder();
+  const newestFirst: { ms: number; market: string; price: number; size: number; bid: boolean }[] = [];
+  const builder = new SegmentBuilder();
+  let end = Infinity;
+  for (const e of decoder.decode(await engine.bytes(POINT_SQL, 'RowBinary', { params, signal }))) {
+    const market = e.market || params.usual_market;
+    if (e.ms > params.at) end = e.ms;
+    else if (builder.snapshot === null) {
+      if (e.kind === KIND_CHANGE) newestFirst.push({ ms: e.ms, market, price: e.price, size: e.size, bid: e.bookSide === SIDE_BUY });
+      else builder.setSnapshot(e.ms, market, e.bids, e.asks);
+    }
   }
   if (decoder.unfinished) throw new Error('book_events read ended inside a row');
-  if (rows === limit) {
-    builder.dropFrom(lastMs);
-    close(lastMs);
-  } else close(stop);
-  return { segments, firstMarket };
+  if (builder.snapshot === null && newestFirst.length === EVENTS_READ) return undefined;
+  for (let i = newestFirst.length - 1; i >= 0; i--) {
+    const c = newestFirst[i];
+    builder.addChange(c.ms, c.market, c.price, c.size, c.bid);
+  }
+  return builder.build(params.asset_id, builder.snapshot?.ms ?? 0, end);
 }
