@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EmbeddedEngine } from '../src/clickhouse/embedded.js';
 import type { Engine } from '../src/clickhouse/engine.js';
 import { ServerEngine } from '../src/clickhouse/server.js';
 import { replayLines } from '../src/ingest/replay.js';
+import { log } from '../src/log.js';
 import { cachingBookReader, engineBookReader, type BookAt, type BookReader } from '../src/queries/book-reader.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
 import { BookModel, type ModelBook } from './support/book-model.js';
@@ -22,6 +24,9 @@ const model = new BookModel();
 const SYNTHETIC = '555000';
 const SYNTHETIC_EVENTS = 200_000;
 const START = 1_766_000_000_000;
+/** A longer history for the fills: 5,000 segments, far more than 32 misses read (~41 segments each). */
+const FILLED = '555002';
+const FILLED_EVENTS = 1_000_000;
 
 /** Counts the engine's read calls, to prove a cached lookup asks nothing. */
 function counting(engine: Engine): Engine & { reads: number } {
@@ -46,6 +51,13 @@ beforeAll(async () => {
             (number % 49 + 1) / 100, number % 7, 'BUY',
             if(number % 200 = 0, arrayMap(i -> ((i + 1) / 100, 5.0), range(49)), []), []
      FROM numbers(${SYNTHETIC_EVENTS})`,
+  );
+  await te.engine.command(
+    `INSERT INTO book_events (asset_id, t, seq, kind, market, price, size, book_side, bids, asks)
+     SELECT '${FILLED}', fromUnixTimestamp64Milli(toInt64(${START} + number * 10), 'UTC'), number, if(number % 200 = 0, 'checkpoint', 'price_change'), '0xfill',
+            (number % 19 + 1) / 20, number % 5, if(number % 3 = 0, 'SELL', 'BUY'),
+            if(number % 200 = 0, arrayMap(i -> ((i + 1) / 40, 3.0), range(10)), []), if(number % 200 = 0, arrayMap(i -> ((i + 21) / 40, 2.0), range(10)), [])
+     FROM numbers(${FILLED_EVENTS})`,
   );
 }, 300_000);
 
@@ -228,4 +240,108 @@ onEmbedded('memory', () => {
     // allocates meanwhile). A lower bound proved unstable under load: the GC may not have settled.
     expect(grown / bytes).toBeLessThan(1.5);
   }, 300_000);
+});
+
+/*
+ * Fills (BookCache.fill): an asset looked up at random instants is read whole in the background.
+ * Embedded only, like the comparisons above (thousands of lookups).
+ */
+onEmbedded('fills', () => {
+  const FILLED_SEGMENTS = FILLED_EVENTS / 200;
+  const FILLED_END = START + (FILLED_EVENTS - 1) * 10;
+  /** Deterministic instants spread over the asset (a linear congruential sequence). */
+  const scattered = (n: number, seed: number) => {
+    let x = seed;
+    return Array.from({ length: n }, () => ((x = (x * 1_103_515_245 + 12_345) % 2 ** 31), START + (x % (FILLED_EVENTS * 10))));
+  };
+  /** The time of the first event after `at` (events every 10 ms from START). */
+  const nextEvent = (at: number) => (at < START ? START : at >= FILLED_END ? Infinity : START + (Math.floor((at - START) / 10) + 1) * 10);
+  /** Looks up random instants until a fill starts (it must, within 200). */
+  async function startFill(reader: ReturnType<typeof cachingBookReader>) {
+    for (const at of scattered(200, 7)) {
+      await reader.at(FILLED, at);
+      if (reader.cache.stats().fills === 1) return;
+    }
+    throw new Error('no fill started');
+  }
+  const engine = () => engineBookReader(te.engine);
+
+  it('an asset missed at random instants is read whole in the background; then every lookup is answered from memory, the same as the engine', async () => {
+    const counted = counting(te.engine);
+    const reader = cachingBookReader(counted, 256 * 2 ** 20);
+    await startFill(reader);
+    expect(reader.cache.stats().misses).toBeGreaterThanOrEqual(32);
+    await reader.cache.settled();
+    expect(reader.cache.stats()).toMatchObject({ segments: FILLED_SEGMENTS, fills: 1, invalidated: 0, evicted: 0 });
+    const reads = counted.reads;
+    for (const at of [START - 5, START, FILLED_END, FILLED_END + 5, ...scattered(400, 11)]) {
+      const got = await reader.at(FILLED, at);
+      expect(view(got), `@${at}`).toEqual(view(await engine().at(FILLED, at)));
+      if (got) expect(got.next, `@${at}`).toBe(nextEvent(at));
+    }
+    expect(counted.reads - reads).toBe(0);
+  }, 120_000);
+
+  it('a fill that does not fit stops where memory runs out, without evicting what it read', async () => {
+    const capacity = 4 * 2 ** 20;
+    const reader = cachingBookReader(te.engine, capacity);
+    await startFill(reader);
+    const before = reader.cache.stats();
+    await reader.cache.settled();
+    const after = reader.cache.stats();
+    expect(after.bytes).toBeLessThanOrEqual(capacity);
+    expect(after.filled).toBeGreaterThan(100);
+    // Every segment it read is still there, beside those the misses read before it.
+    expect(after.segments).toBe(before.segments - (after.evicted - before.evicted) + after.filled);
+    expect(after.segments).toBeLessThan(FILLED_SEGMENTS);
+  }, 120_000);
+
+  it('a backtest (one miss per ~40 lookups) does not start a fill', async () => {
+    const reader = cachingBookReader(te.engine, 256 * 2 ** 20);
+    for (let at = START; at < FILLED_END; at += 5_000) await reader.at(FILLED, at);
+    const stats = reader.cache.stats();
+    expect(stats.misses).toBeGreaterThan(100);
+    expect(stats.fills).toBe(0);
+  }, 120_000);
+
+  it('while its asset is being filled, a miss is answered by a point read: the same book and next event as the engine', async () => {
+    const reader = cachingBookReader(te.engine, 256 * 2 ** 20);
+    await startFill(reader);
+    const instants = [START - 5, START, START + 5, FILLED_END - 3, FILLED_END, FILLED_END + 5, ...scattered(30, 13)];
+    const answers = await Promise.all(instants.map((at) => reader.at(FILLED, at)));
+    expect(reader.cache.stats().pointReads).toBeGreaterThan(10);
+    for (const [i, at] of instants.entries()) {
+      expect(view(answers[i]), `@${at}`).toEqual(view(await engine().at(FILLED, at)));
+      if (answers[i]) expect(answers[i]!.next, `@${at}`).toBe(nextEvent(at));
+    }
+    expect(answers[0]).toBeNull();
+    await reader.cache.settled();
+  }, 120_000);
+
+  it('close() stops a running fill', async () => {
+    const reader = cachingBookReader(te.engine, 256 * 2 ** 20);
+    await startFill(reader);
+    await reader.cache.close();
+    const { segments } = reader.cache.stats();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(reader.cache.stats().segments).toBe(segments);
+    expect(segments).toBeLessThan(FILLED_SEGMENTS / 2);
+  }, 120_000);
+
+  it('a fill that fails is logged, and lookups go on', async () => {
+    const failing = Object.create(te.engine) as Engine;
+    failing.stream = () => Readable.from((async function* () { throw new Error('disk on fire'); })());
+    const warn = vi.spyOn(log, 'warn').mockImplementation(() => {});
+    try {
+      const reader = cachingBookReader(failing, 256 * 2 ** 20);
+      await startFill(reader);
+      await reader.cache.settled();
+      expect(warn).toHaveBeenCalledWith('book cache fill failed', { asset_id: FILLED, error: 'disk on fire' });
+      expect(reader.cache.stats().filled).toBe(0);
+      const at = START + 123_456;
+      expect(view(await reader.at(FILLED, at))).toEqual(view(await engine().at(FILLED, at)));
+    } finally {
+      warn.mockRestore();
+    }
+  }, 120_000);
 });
