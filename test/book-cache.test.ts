@@ -272,7 +272,8 @@ onEmbedded('fills', () => {
     await startFill(reader);
     expect(reader.cache.stats().misses).toBeGreaterThanOrEqual(32);
     await reader.cache.settled();
-    expect(reader.cache.stats()).toMatchObject({ segments: FILLED_SEGMENTS, fills: 1, invalidated: 0, evicted: 0 });
+    // One segment per snapshot, and the one answering instants before the first event (no book).
+    expect(reader.cache.stats()).toMatchObject({ segments: FILLED_SEGMENTS + 1, fills: 1, invalidated: 0, evicted: 0 });
     const reads = counted.reads;
     for (const at of [START - 5, START, FILLED_END, FILLED_END + 5, ...scattered(400, 11)]) {
       const got = await reader.at(FILLED, at);
@@ -291,8 +292,9 @@ onEmbedded('fills', () => {
     const after = reader.cache.stats();
     expect(after.bytes).toBeLessThanOrEqual(capacity);
     expect(after.filled).toBeGreaterThan(100);
-    // Every segment it read is still there, beside those the misses read before it.
-    expect(after.segments).toBe(before.segments - (after.evicted - before.evicted) + after.filled);
+    // It evicted only what the misses had read before it; everything it read is still there.
+    expect(after.evicted - before.evicted).toBeLessThanOrEqual(before.segments);
+    expect(after.segments).toBeGreaterThanOrEqual(after.filled);
     expect(after.segments).toBeLessThan(FILLED_SEGMENTS);
   }, 120_000);
 
@@ -304,12 +306,26 @@ onEmbedded('fills', () => {
     expect(stats.fills).toBe(0);
   }, 120_000);
 
-  it('while its asset is being filled, a miss is answered by a point read: the same book and next event as the engine', async () => {
-    const reader = cachingBookReader(te.engine, 256 * 2 ** 20);
+  it('while its asset is being filled, a miss is answered by a point read, one at a time: the same book and next event as the engine', async () => {
+    // Point reads at once, at most (they are the reads with a UNION).
+    const tracked = Object.create(te.engine) as Engine;
+    let running = 0;
+    let most = 0;
+    tracked.bytes = async (sql, format, options) => {
+      const point = sql.includes('UNION ALL');
+      if (point) most = Math.max(most, ++running);
+      try {
+        return await te.engine.bytes(sql, format, options);
+      } finally {
+        if (point) running--;
+      }
+    };
+    const reader = cachingBookReader(tracked, 256 * 2 ** 20);
     await startFill(reader);
     const instants = [START - 5, START, START + 5, FILLED_END - 3, FILLED_END, FILLED_END + 5, ...scattered(30, 13)];
     const answers = await Promise.all(instants.map((at) => reader.at(FILLED, at)));
     expect(reader.cache.stats().pointReads).toBeGreaterThan(10);
+    expect(most).toBe(1);
     for (const [i, at] of instants.entries()) {
       expect(view(answers[i]), `@${at}`).toEqual(view(await engine().at(FILLED, at)));
       if (answers[i]) expect(answers[i]!.next, `@${at}`).toBe(nextEvent(at));

@@ -347,8 +347,7 @@ export class BookCache {
    * Keeps the segments of one read (in order), least recently used segments out beyond the
    * capacity, except segments used after `evictUsedUpTo`: the segment that would need one of them
    * out, and those after it, are not kept (a fill stops rather than evict what it or a request just
-   * touched). A segment already cached as is stays. Whether all of them are cached, and how many
-   * were added.
+   * touched). Whether all of them are cached, and how many were added.
    */
   private keep(assetId: string, segments: BookSegment[], evictUsedUpTo: number): { all: boolean; added: number } {
     let entry = this.assets.get(assetId);
@@ -366,8 +365,10 @@ export class BookCache {
     for (const segment of segments) {
       // Those it overlaps were read before it (an unfinished one, or one a late write replaced).
       const replaced = this.overlapping(entry.segments, segment).filter((s) => !dropped.has(s));
+      // One that holds all of it stays (a fill reads through what misses cached; the end of its
+      // last read is cut short): it is checked against the notices before every use anyway.
       const [old] = replaced;
-      if (replaced.length === 1 && old.start === segment.start && old.end === segment.end && old.notices === segment.notices) continue;
+      if (replaced.length === 1 && old.start <= segment.start && segment.end <= old.end) continue;
       let excess = this.counters.bytes + segment.bytes - replaced.reduce((sum, s) => sum + s.bytes, 0) - this.capacityBytes;
       const evicted: BookSegment[] = [];
       for (const oldest of this.lru.keys()) {
