@@ -8,6 +8,7 @@ import type { Engine } from '../src/clickhouse/engine.js';
 import { ServerEngine } from '../src/clickhouse/server.js';
 import { replayLines } from '../src/ingest/replay.js';
 import { log } from '../src/log.js';
+import { noticeCounter } from '../src/queries/book-cache.js';
 import { cachingBookReader, engineBookReader, type BookAt, type BookReader } from '../src/queries/book-reader.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
 import { BookModel, type ModelBook } from './support/book-model.js';
@@ -141,6 +142,21 @@ describe('a checkpoint and the change it follows', () => {
   });
 });
 
+describe('notices touching a segment', () => {
+  it('are counted as the spans [min, max] with min ≤ hi and max ≥ lo, ends included', () => {
+    let x = 42;
+    const rand = (n: number) => ((x = (x * 1_103_515_245 + 12_345) % 2 ** 31), x % n);
+    const spans = Array.from({ length: 300 }, (): [number, number] => {
+      const min = rand(1000);
+      return [min, min + rand(50)];
+    });
+    const count = noticeCounter(spans);
+    for (let lo = 0; lo < 1100; lo += 7) {
+      for (const hi of [lo, lo + 1, lo + 13, lo + 200]) expect(count(lo, hi), `[${lo}, ${hi}]`).toBe(spans.filter(([min, max]) => min <= hi && max >= lo).length);
+    }
+  });
+});
+
 describe('late data', () => {
   /** An instant strictly between two events of `asset` with room for a late event before it. */
   function quietInstant(asset: string, fraction: number): number {
@@ -256,11 +272,11 @@ onEmbedded('fills', () => {
   };
   /** The time of the first event after `at` (events every 10 ms from START). */
   const nextEvent = (at: number) => (at < START ? START : at >= FILLED_END ? Infinity : START + (Math.floor((at - START) / 10) + 1) * 10);
-  /** Looks up random instants until a fill starts (it must, within 200). */
-  async function startFill(reader: ReturnType<typeof cachingBookReader>) {
+  /** Looks up random instants until a fill starts (it must, within 200); the instant that started it. */
+  async function startFill(reader: ReturnType<typeof cachingBookReader>): Promise<number> {
     for (const at of scattered(200, 7)) {
       await reader.at(FILLED, at);
-      if (reader.cache.stats().fills === 1) return;
+      if (reader.cache.stats().fills === 1) return at;
     }
     throw new Error('no fill started');
   }
@@ -269,13 +285,15 @@ onEmbedded('fills', () => {
   it('an asset missed at random instants is read whole in the background; then every lookup is answered from memory, the same as the engine', async () => {
     const counted = counting(te.engine);
     const reader = cachingBookReader(counted, 256 * 2 ** 20);
-    await startFill(reader);
+    const from = await startFill(reader);
     expect(reader.cache.stats().misses).toBeGreaterThanOrEqual(32);
     await reader.cache.settled();
     // One segment per snapshot, and the one answering instants before the first event (no book).
     expect(reader.cache.stats()).toMatchObject({ segments: FILLED_SEGMENTS + 1, fills: 1, invalidated: 0, evicted: 0 });
     const reads = counted.reads;
-    for (const at of [START - 5, START, FILLED_END, FILLED_END + 5, ...scattered(400, 11)]) {
+    // The fill began and ended around `from` (its second read stops there): no gap left.
+    const aroundFrom = Array.from({ length: 300 }, (_, i) => from - 100 + i * 7);
+    for (const at of [START - 5, START, FILLED_END, FILLED_END + 5, ...aroundFrom, ...scattered(400, 11)]) {
       const got = await reader.at(FILLED, at);
       expect(view(got), `@${at}`).toEqual(view(await engine().at(FILLED, at)));
       if (got) expect(got.next, `@${at}`).toBe(nextEvent(at));

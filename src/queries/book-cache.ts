@@ -443,7 +443,7 @@ function merged(a: BookSegment[], b: BookSegment[]): BookSegment[] {
 }
 
 /** How many of the notices' spans [min, max] touch [lo, hi]: those starting by hi, less those ending before lo (which all start by hi). */
-function noticeCounter(spans: [number, number][]): (lo: number, hi: number) => number {
+export function noticeCounter(spans: [number, number][]): (lo: number, hi: number) => number {
   const mins = spans.map(([min]) => min).sort((a, b) => a - b);
   const maxes = spans.map(([, max]) => max).sort((a, b) => a - b);
   return (lo, hi) => countAtMost(mins, hi) - countAtMost(maxes, lo - 1);
