@@ -198,9 +198,11 @@ type LoadedEvent = SegmentEvent & { kind: number };
 
 /** The read of SEGMENTS_SQL, decoded: one bounded result (Engine.bytes), not a stream. */
 async function readEvents(engine: Engine, params: { asset_id: string; at: number; last: number }, signal?: AbortSignal): Promise<LoadedEvent[]> {
-  const decoder = new BookEventDecoder();
+  // No usual market: a miss does not know it, and every row carries its own.
+  const decoder = new BookEventDecoder('');
   const events: LoadedEvent[] = [];
-  for (const e of decoder.decode(await engine.bytes(SEGMENTS_SQL, 'RowBinary', { params, signal }))) {
+  decoder.feed(await engine.bytes(SEGMENTS_SQL, 'RowBinary', { params: { ...params, usual_market: '' }, signal }));
+  for (let e = decoder.read(); e !== undefined; e = decoder.read()) {
     const snapshot = e.kind !== KIND_CHANGE ? { bids: e.bids, asks: e.asks } : null;
     events.push({ kind: e.kind, ms: e.ms, market: e.market, price: e.price, size: e.size, bid: e.bookSide === SIDE_BUY, snapshot });
   }
