@@ -28,9 +28,17 @@ type Latin1Buffer = Buffer & { latin1Write(text: string, offset: number): number
 export const MAX_NUMBER_BYTES = 24;
 
 /**
+ * The decimals of each thousandth as bytes, '.' and up to three digits packed little-endian in one
+ * number (0 for none), and how many bytes they take: FRACTION's text, for writeNumber.
+ */
+const FRACTION_BYTES = new Uint32Array(FRACTION.map((text) => [...text].reduceRight((packed, ch) => packed * 256 + ch.charCodeAt(0), 0)));
+const FRACTION_LENGTH = new Uint8Array(FRACTION.map((text) => text.length));
+
+/**
  * numberText(n) written into `buf` at `pos` (room for MAX_NUMBER_BYTES assumed); returns the
- * position after it. The thousandths are written digit by digit, with no string made: a book export
- * writes some forty numbers a row.
+ * position after it. Thousandths are written from tables, with no string made: a book export writes
+ * some forty numbers a row. The four fraction bytes are always stored and only as many kept as the
+ * fraction has: bytes past the returned position are the next write's to overwrite.
  */
 export function writeNumber(buf: Buffer, pos: number, n: number): number {
   const k = Math.round(n * 1000);
@@ -39,20 +47,15 @@ export function writeNumber(buf: Buffer, pos: number, n: number): number {
   if (k < 0) buf[pos++] = 45; // '-'
   const abs = Math.abs(k);
   const int = Math.floor(abs / 1000);
-  pos = writeInteger(buf, pos, int);
+  if (int < 10) buf[pos++] = 48 + int;
+  else pos = writeInteger(buf, pos, int);
   const fraction = abs - int * 1000;
-  if (fraction !== 0) {
-    buf[pos++] = 46; // '.'
-    const tenths = Math.floor(fraction / 100);
-    const rest = fraction - tenths * 100;
-    buf[pos++] = 48 + tenths;
-    if (rest !== 0) {
-      const hundredths = Math.floor(rest / 10);
-      buf[pos++] = 48 + hundredths;
-      if (rest !== hundredths * 10) buf[pos++] = 48 + (rest - hundredths * 10);
-    }
-  }
-  return pos;
+  const packed = FRACTION_BYTES[fraction];
+  buf[pos] = packed & 0xff;
+  buf[pos + 1] = (packed >>> 8) & 0xff;
+  buf[pos + 2] = (packed >>> 16) & 0xff;
+  buf[pos + 3] = packed >>> 24;
+  return pos + FRACTION_LENGTH[fraction];
 }
 
 /** An integer's decimal digits at `pos` (String(n) for any other number); returns the position after them. */

@@ -108,10 +108,19 @@ const better = (side: BookSide, a: number, b: number) => (side === 'bid' ? a > b
 function search(levels: readonly Level[], price: number, side: BookSide): number {
   let lo = 0;
   let hi = levels.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (better(side, levels[mid].price, price)) lo = mid + 1;
-    else hi = mid;
+  // One loop per side: the side is decided once, not at every step (this runs per change in every fold).
+  if (side === 'bid') {
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (levels[mid].price > price) lo = mid + 1;
+      else hi = mid;
+    }
+  } else {
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (levels[mid].price < price) lo = mid + 1;
+      else hi = mid;
+    }
   }
   return lo;
 }
