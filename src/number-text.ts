@@ -21,9 +21,6 @@ export function numberText(n: number): string {
   return String(n);
 }
 
-/** Node's Buffer#latin1Write (undeclared in @types/node): Buffer#write without its argument checks. */
-type Latin1Buffer = Buffer & { latin1Write(text: string, offset: number): number };
-
 /** Bytes numberText may need: the longest String() of a double is 24 characters. */
 export const MAX_NUMBER_BYTES = 24;
 
@@ -42,7 +39,7 @@ const FRACTION_LENGTH = new Uint8Array(FRACTION.map((text) => text.length));
  */
 export function writeNumber(buf: Buffer, pos: number, n: number): number {
   const k = Math.round(n * 1000);
-  if (k / 1000 !== n || k >= MAX_THOUSANDTHS || k <= -MAX_THOUSANDTHS) return pos + (buf as Latin1Buffer).latin1Write(String(n), pos);
+  if (k / 1000 !== n || k >= MAX_THOUSANDTHS || k <= -MAX_THOUSANDTHS) return writeText(buf, pos, String(n));
   // -0 is written "0", as String(-0).
   if (k < 0) buf[pos++] = 45; // '-'
   const abs = Math.abs(k);
@@ -60,18 +57,34 @@ export function writeNumber(buf: Buffer, pos: number, n: number): number {
 
 /** An integer's decimal digits at `pos` (String(n) for any other number); returns the position after them. */
 export function writeInteger(buf: Buffer, pos: number, n: number): number {
-  if (!(n >= 0 && n <= Number.MAX_SAFE_INTEGER && Number.isInteger(n))) return pos + (buf as Latin1Buffer).latin1Write(String(n), pos);
-  if (n < 10) {
-    buf[pos] = 48 + n;
-    return pos + 1;
+  if (!(n >= 0 && n <= Number.MAX_SAFE_INTEGER && Number.isInteger(n))) return writeText(buf, pos, String(n));
+  if (n < 1e8) return writeSmall(buf, pos, n);
+  // Above 1e8 (every timestamp): the high digits, then the low eight, in 32-bit integer arithmetic.
+  const high = Math.floor(n / 1e8);
+  pos = writeInteger(buf, pos, high);
+  let low = n - high * 1e8;
+  for (let i = pos + 7; i >= pos; i--) {
+    const q = (low / 10) | 0;
+    buf[i] = 48 + (low - q * 10);
+    low = q;
   }
-  let digits = 1;
-  for (let p = 10; p <= n; p *= 10) digits++;
-  const end = pos + digits;
+  return pos + 8;
+}
+
+/** The digits of an integer in [0, 1e8). */
+function writeSmall(buf: Buffer, pos: number, n: number): number {
+  let end = pos + 1;
+  for (let p = 10; p <= n; p *= 10) end++;
   for (let i = end - 1; i >= pos; i--) {
-    const q = Math.floor(n / 10);
+    const q = (n / 10) | 0;
     buf[i] = 48 + (n - q * 10);
     n = q;
   }
   return end;
+}
+
+/** Latin-1 text at `pos` (numbers' text is ASCII); a loop, cheaper than Buffer#write for a few bytes. */
+function writeText(buf: Buffer, pos: number, text: string): number {
+  for (let i = 0; i < text.length; i++) buf[pos + i] = text.charCodeAt(i);
+  return pos + text.length;
 }
