@@ -21,8 +21,8 @@ export function numberText(n: number): string {
   return String(n);
 }
 
-/** Bytes numberText may need: the longest String() of a double is 24 characters. */
-export const MAX_NUMBER_BYTES = 24;
+/** Bytes numberText may need: the longest String() of a double has 25 characters (-0.0000012345678901234567). */
+export const MAX_NUMBER_BYTES = 25;
 
 /**
  * The decimals of each thousandth as bytes, '.' and up to three digits packed little-endian in one

@@ -41,7 +41,7 @@ describe('numberText and writeNumber', () => {
   });
 
   it('numbers String() writes with an exponent, and the non-finite ones', () => {
-    for (const n of [1e-7, -2.5e-9, 1e21, 1.5e300, 5e-324, -1.7976931348623157e308, Infinity, -Infinity, NaN, -0]) {
+    for (const n of [1e-7, -2.5e-9, -1.2345678901234567e-6, 1e21, 1.5e300, 5e-324, -1.7976931348623157e308, Infinity, -Infinity, NaN, -0]) {
       expect(numberText(n)).toBe(String(n));
       expect(written(n)).toBe(String(n));
     }

@@ -6,8 +6,8 @@ import type { BookRowVisitor } from './book-export.js';
 /**
  * The bytes of a book dataset (TIME-MACHINE.md §3) in CSV, JSONL or Parquet. The rows are computed
  * in JS (folded books), so JS formats them; numbers print in shortest round-trip form (String(x), by
- * writeNumber), as the engine prints Float64. Output leaves in chunks of about CHUNK_BYTES, or sooner when rows
- * come slowly (FLUSH_MS), so the first bytes never wait for a full chunk.
+ * writeNumber), as the engine prints Float64. Output leaves in chunks of about CHUNK_BYTES, or sooner
+ * when rows come slowly (FLUSH_MS), so the first bytes never wait for a full chunk.
  */
 export type BookExportFormat = 'csv' | 'jsonl' | 'parquet';
 
