@@ -54,16 +54,15 @@ export class BookEventDecoder extends RowBinaryReader {
     const e = this.event;
     this.need(10);
     const b = this.buf;
-    // Int64 ms: two 32-bit halves (exact below 2^53).
-    e.ms = b.readUInt32LE(this.pos) + b.readInt32LE(this.pos + 4) * 4_294_967_296;
+    e.ms = this.int64(this.pos);
     e.kind = b[this.pos + 8];
     // Nullable(String): a 1 byte means NULL, the usual market.
     const usual = b[this.pos + 9] === 1;
     this.pos += 10;
     e.market = usual ? this.usualMarket : this.string();
     this.need(17);
-    e.price = b.readDoubleLE(this.pos);
-    e.size = b.readDoubleLE(this.pos + 8);
+    e.price = this.float64(this.pos);
+    e.size = this.float64(this.pos + 8);
     e.bookSide = b[this.pos + 16];
     this.pos += 17;
     if (e.kind === KIND_CHANGE) {
