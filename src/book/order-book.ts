@@ -76,9 +76,12 @@ export class OrderBook {
     return depth >= levels.length ? levels.slice() : levels.slice(0, depth);
   }
 
-  /** The `i`-th best level of a side (0 = best), undefined past the last: no copy, for hot loops. */
-  level(side: BookSide, i: number): Level | undefined {
-    return (side === 'bid' ? this.bids : this.asks)[i];
+  /**
+   * A side's levels, best first, without a copy: for loops that read the book after every event of a
+   * fold (exports). Read-only, and valid only until the book next changes.
+   */
+  side(side: BookSide): readonly Level[] {
+    return side === 'bid' ? this.bids : this.asks;
   }
 
   /** Size resting at `price` on a side, 0 when there is no such level. */

@@ -1,5 +1,5 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import type { BookSide, BookState, OrderBook } from '../book/index.js';
+import type { BookState, Level, OrderBook } from '../book/index.js';
 import { MAX_NUMBER_BYTES, writeInteger, writeNumber } from '../number-text.js';
 import type { BookRowVisitor } from './book-export.js';
 
@@ -48,22 +48,28 @@ function csvLine(depth: number): LineWriter {
     pos = writeNumber(buf, pos, book.bestBid());
     buf[pos++] = COMMA;
     pos = writeNumber(buf, pos, book.bestAsk());
-    for (const side of SIDES) {
-      for (let i = 0; i < depth; i++) {
-        const level = book.level(side, i);
-        buf[pos++] = COMMA;
-        if (level !== undefined) {
-          pos = writeNumber(buf, pos, level.price);
-          buf[pos++] = COMMA;
-          pos = writeNumber(buf, pos, level.size);
-        } else {
-          buf[pos++] = COMMA;
-        }
-      }
-    }
+    pos = csvLevels(buf, pos, book.side('bid'), depth);
+    pos = csvLevels(buf, pos, book.side('ask'), depth);
     buf[pos++] = NEWLINE;
     return pos;
   };
+}
+
+/** `,price,size` for each of a side's first `depth` levels, `,,` for each absent one. */
+function csvLevels(buf: Buffer, pos: number, levels: readonly Level[], depth: number): number {
+  const present = Math.min(depth, levels.length);
+  for (let i = 0; i < present; i++) {
+    const level = levels[i];
+    buf[pos++] = COMMA;
+    pos = writeNumber(buf, pos, level.price);
+    buf[pos++] = COMMA;
+    pos = writeNumber(buf, pos, level.size);
+  }
+  for (let i = present; i < depth; i++) {
+    buf[pos++] = COMMA;
+    buf[pos++] = COMMA;
+  }
+  return pos;
 }
 
 const JSON_TIMESTAMP = Buffer.from('{"timestamp":', 'latin1');
@@ -75,10 +81,6 @@ const JSON_END = Buffer.from(']}\n', 'latin1');
 
 /** `{"timestamp":…,"best_bid":…,"best_ask":…,"bids":[[price,size],…],"asks":[…]}`: the present levels only. */
 function jsonLine(depth: number): LineWriter {
-  const put = (buf: Buffer, pos: number, bytes: Buffer) => {
-    buf.set(bytes, pos);
-    return pos + bytes.length;
-  };
   return (buf, pos, time, book) => {
     pos = put(buf, pos, JSON_TIMESTAMP);
     pos = writeInteger(buf, pos, time);
@@ -86,24 +88,33 @@ function jsonLine(depth: number): LineWriter {
     pos = writeNumber(buf, pos, book.bestBid());
     pos = put(buf, pos, JSON_BEST_ASK);
     pos = writeNumber(buf, pos, book.bestAsk());
-    for (const side of SIDES) {
-      pos = put(buf, pos, side === 'bid' ? JSON_BIDS : JSON_ASKS);
-      for (let i = 0; i < depth; i++) {
-        const level = book.level(side, i);
-        if (level === undefined) break;
-        if (i > 0) buf[pos++] = COMMA;
-        buf[pos++] = 91; // '['
-        pos = writeNumber(buf, pos, level.price);
-        buf[pos++] = COMMA;
-        pos = writeNumber(buf, pos, level.size);
-        buf[pos++] = 93; // ']'
-      }
-    }
+    pos = put(buf, pos, JSON_BIDS);
+    pos = jsonLevels(buf, pos, book.side('bid'), depth);
+    pos = put(buf, pos, JSON_ASKS);
+    pos = jsonLevels(buf, pos, book.side('ask'), depth);
     return put(buf, pos, JSON_END);
   };
 }
 
-const SIDES: readonly BookSide[] = ['bid', 'ask'];
+function put(buf: Buffer, pos: number, bytes: Buffer): number {
+  buf.set(bytes, pos);
+  return pos + bytes.length;
+}
+
+/** `[price,size]` for each of a side's first `depth` levels, comma-separated. */
+function jsonLevels(buf: Buffer, pos: number, levels: readonly Level[], depth: number): number {
+  const present = Math.min(depth, levels.length);
+  for (let i = 0; i < present; i++) {
+    const level = levels[i];
+    if (i > 0) buf[pos++] = COMMA;
+    buf[pos++] = 91; // '['
+    pos = writeNumber(buf, pos, level.price);
+    buf[pos++] = COMMA;
+    pos = writeNumber(buf, pos, level.size);
+    buf[pos++] = 93; // ']'
+  }
+  return pos;
+}
 
 /**
  * Rows are written straight into a chunk buffer, which leaves once it holds CHUNK_BYTES (or FLUSH_MS
@@ -205,9 +216,9 @@ async function* parquetChunks(rows: BookRowSource, depth: number): AsyncGenerato
     values[0][count] = book.bestBid();
     values[1][count] = book.bestAsk();
     let column = 2;
-    for (const side of ['bid', 'ask'] as const) {
+    for (const levels of [book.side('bid'), book.side('ask')]) {
       for (let i = 0; i < depth; i++, column += 2) {
-        const level = book.level(side, i);
+        const level = levels[i];
         values[column][count] = level ? level.price : null;
         values[column + 1][count] = level ? level.size : null;
       }
