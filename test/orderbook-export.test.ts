@@ -188,6 +188,45 @@ describe('GET /v1/orderbook/export against the model', () => {
     }
   }, 300_000);
 
+  it('numbers off the 0.001 grid, of every length, at depth 100: each one as String() writes it', async () => {
+    // Prices from arithmetic, sizes with many decimals, the exponent forms and the longest text a
+    // double has: the export writes thousandths from tables and everything else through String().
+    const ODD = '770077';
+    const t0 = stream.end + 10_000;
+    const bids = Array.from({ length: 120 }, (_, i) => ({ price: 0.99 - i * 0.0081 + 1e-17 * i, size: 1234.5678901 + i / 7 }));
+    const asks = Array.from({ length: 120 }, (_, i) => ({ price: 1 + i * 0.0103, size: i % 3 === 0 ? 1e21 * (i + 1) : i % 3 === 1 ? -1.2345678901234567e-6 : 5e-7 * (i + 1) }));
+    const changes: [number, 'BUY' | 'SELL', number, number][] = [
+      [1, 'BUY', 0.47000000000000003, 100.125],
+      [2, 'SELL', 0.30000000000000004, 0.1 + 0.2],
+      [2, 'BUY', bids[0].price, 0],
+      [3, 'SELL', 1e-7, 987654321012.5],
+    ];
+    const tuple = (l: { price: number; size: number }) => `(${l.price}, ${l.size})`;
+    await ob.te.engine.command(
+      `INSERT INTO book_events (asset_id, t, seq, kind, market, price, size, book_side, bids, asks) VALUES
+       ('${ODD}', fromUnixTimestamp64Milli(${t0}, 'UTC'), 0, 'book', '0xodd', 0, 0, '', [${bids.map(tuple).join(', ')}], [${asks.map(tuple).join(', ')}]),
+       ${changes.map(([dt, side, price, size], i) => `('${ODD}', fromUnixTimestamp64Milli(${t0 + dt}, 'UTC'), ${i + 1}, 'price_change', '0xodd', ${price}, ${size}, '${side}', [], [])`).join(',\n')}`,
+    );
+    // The reference: the book after each millisecond, levels sorted best first, numbers by String().
+    const book = { bids: new Map(bids.map((l) => [l.price, l.size])), asks: new Map(asks.map((l) => [l.price, l.size])) };
+    const expected: { time: number; book: ModelBook }[] = [];
+    const snapshot = (time: number) => {
+      const sorted = (m: Map<number, number>, desc: boolean) =>
+        [...m].filter(([, size]) => size > 0).sort((a, b) => (desc ? b[0] - a[0] : a[0] - b[0])).map(([price, size]) => ({ price, size }));
+      const b = sorted(book.bids, true);
+      const a = sorted(book.asks, false);
+      expected.push({ time, book: { bids: b, asks: a, best_bid: b[0]?.price ?? 0, best_ask: a[0]?.price ?? 1 } as ModelBook });
+    };
+    snapshot(t0);
+    for (const dt of [1, 2, 3]) {
+      for (const [at, side, price, size] of changes) if (at === dt) (side === 'BUY' ? book.bids : book.asks).set(price, size);
+      snapshot(t0 + dt);
+    }
+    const q = { asset_id: ODD, start: t0, end: t0 + 3, depth: 100 };
+    expect(await (await get(url(q))).text()).toBe([header(100).join(','), ...expected.map((r) => csvRow(r, 100))].join('\n') + '\n');
+    expect(await (await get(url({ ...q, format: 'jsonl' }))).text()).toBe(expected.map((r) => jsonlRow(r, 100) + '\n').join(''));
+  });
+
   it('an asset without a book: CSV is the header alone, JSONL empty, Parquet a valid file with no rows', async () => {
     const q = { asset_id: stream.tradeOnlyAsset, start: stream.start, end: stream.end, depth: 1 };
     expect(await (await get(url(q))).text()).toBe('timestamp,best_bid,best_ask,bid_price_0,bid_size_0,ask_price_0,ask_size_0\n');

@@ -2,7 +2,7 @@ import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
 import { candlesSql } from '../../src/queries/ohlcv.js';
-import { exportQuery, pageQuery, type StreamQuery } from '../../src/queries/ticks.js';
+import { CSV_HEADER, exportQuery, pageQuery, type StreamQuery } from '../../src/queries/ticks.js';
 import type { Engine } from '../../src/clickhouse/engine.js';
 import type { BenchContext, BenchRow } from './types.js';
 
@@ -24,8 +24,13 @@ const MB = 1e6;
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** Reads a whole HTTP response as fast as the socket allows, sampling the service's RSS. */
-export function httpTransfer(ctx: BenchContext, path: string, base = ctx.service.url): Promise<Transfer> {
+/**
+ * Reads a whole HTTP response as fast as the socket allows, sampling the service's RSS. With
+ * `countLines: false` the client only sums bytes, as the raw side does: a search per line is client
+ * CPU taken from the service on this 2-core machine (an export's bytes are checked against the raw
+ * engine's instead).
+ */
+export function httpTransfer(ctx: BenchContext, path: string, base = ctx.service.url, countLines = true): Promise<Transfer> {
   return new Promise((resolve, reject) => {
     const before = ctx.serviceRss();
     let peak = before;
@@ -39,7 +44,7 @@ export function httpTransfer(ctx: BenchContext, path: string, base = ctx.service
       res.on('data', (chunk: Buffer) => {
         if (!ttfb) ttfb = performance.now() - started;
         bytes += chunk.length;
-        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+        if (countLines) for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
       });
       res.on('end', () => {
         clearInterval(sampler);
@@ -74,7 +79,7 @@ async function loopbackTransfer(ctx: BenchContext, q: StreamQuery): Promise<Tran
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   try {
-    return await httpTransfer(ctx, '/', `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    return await httpTransfer(ctx, '/', `http://127.0.0.1:${(server.address() as AddressInfo).port}`, false);
   } finally {
     server.close();
   }
@@ -107,9 +112,13 @@ export async function benchTicks(ctx: BenchContext): Promise<BenchRow[]> {
     const loop: Transfer[] = [];
     for (let i = 0; i < 2; i++) {
       raw.push(await engineTransfer(ctx.engine, q));
-      svc.push(await httpTransfer(ctx, path));
+      svc.push(await httpTransfer(ctx, path, ctx.service.url, false));
       loop.push(await loopbackTransfer(ctx, q));
     }
+    // The service streams the engine's bytes as they are (after the CSV header): anything else is a failure, not a figure.
+    const header = format === 'csv' ? CSV_HEADER.length : 0;
+    for (const t of svc) if (t.bytes !== raw[0].bytes + header) throw new Error(`export ${format}: ${t.bytes} bytes from the service, the engine wrote ${raw[0].bytes} + ${header}`);
+    for (const t of loop) if (t.bytes !== raw[0].bytes) throw new Error(`export ${format}: ${t.bytes} bytes piped, the engine wrote ${raw[0].bytes}`);
     const r = raw.reduce((a, b) => (b.totalMs < a.totalMs ? b : a));
     const s = svc.reduce((a, b) => (b.totalMs < a.totalMs ? b : a));
     const rowsPerS = (t: Transfer) => big.ticks / (t.totalMs / 1000);

@@ -76,9 +76,12 @@ export class OrderBook {
     return depth >= levels.length ? levels.slice() : levels.slice(0, depth);
   }
 
-  /** The `i`-th best level of a side (0 = best), undefined past the last: no copy, for hot loops. */
-  level(side: BookSide, i: number): Level | undefined {
-    return (side === 'bid' ? this.bids : this.asks)[i];
+  /**
+   * A side's levels, best first, without a copy: for loops that read the book after every event of a
+   * fold (exports). Read-only, and valid only until the book next changes.
+   */
+  side(side: BookSide): readonly Level[] {
+    return side === 'bid' ? this.bids : this.asks;
   }
 
   /** Size resting at `price` on a side, 0 when there is no such level. */
@@ -108,10 +111,19 @@ const better = (side: BookSide, a: number, b: number) => (side === 'bid' ? a > b
 function search(levels: readonly Level[], price: number, side: BookSide): number {
   let lo = 0;
   let hi = levels.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (better(side, levels[mid].price, price)) lo = mid + 1;
-    else hi = mid;
+  // One loop per side: the side is decided once, not at every step (this runs per change in every fold).
+  if (side === 'bid') {
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (levels[mid].price > price) lo = mid + 1;
+      else hi = mid;
+    }
+  } else {
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (levels[mid].price < price) lo = mid + 1;
+      else hi = mid;
+    }
   }
   return lo;
 }

@@ -126,7 +126,11 @@ export class EmbeddedEngine implements Engine {
     return this.streamOnOwnSession(options.params, async function* (session, onRelease) {
       const source = session.queryStream(sql, { format, signal: options.signal });
       onRelease(() => source.cancel());
-      for await (const chunk of source) yield Buffer.from(chunk.raw());
+      // raw() is a Buffer of the chunk's own (typed as Uint8Array): wrapped, not copied.
+      for await (const chunk of source) {
+        const raw = chunk.raw();
+        yield Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+      }
     });
   }
 

@@ -1,7 +1,7 @@
 import type { Engine } from '../clickhouse/engine.js';
 import { BookSegment, SegmentBuilder } from './book-segment.js';
 import { log } from '../log.js';
-import { BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './book-event-decoder.js';
+import { BINARY_EVENT_COLUMNS, BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './book-event-decoder.js';
 import { EVENTS_READ, MAX_TIME_MS, POINT_READ } from './orderbook.js';
 
 /**
@@ -42,13 +42,6 @@ const FILL_BATCH = 1024;
 const FILL_AFTER_MISSES = 32;
 
 /**
- * BookEventDecoder's columns, but a row carries its market only when it is not {usual_market} (''
- * then): the asset's market, 66 bytes on every row, was two thirds of the bytes and of the
- * engine's CPU of a long read.
- */
-const SEGMENT_COLUMNS = "toUnixTimestamp64Milli(t) AS ms, kind, if(market = {usual_market:String}, '', toString(market)) AS market, price, size, book_side, bids, asks";
-
-/**
  * Point reads of an asset being filled that run at once; more wait their turn. Each costs a few
  * times what the fill spends per segment, and every core they take from the fill delays the moment
  * all lookups of the asset are answered from memory (measured, 32 clients on 2 cores: unbounded,
@@ -60,8 +53,8 @@ const POINT_READS_WHILE_FILLING = 1;
  * The latest snapshot at or before {at} (none: the asset's first event) and the events after it up
  * to {last}, in (t, seq) order, as RowBinary (BookEventDecoder), at most `limit` (a fill streams
  * them all: one read of the whole asset cost half the engine CPU of 65,536-event reads): one
- * primary-key range read. No sort key beyond the table's: `kind` as a third one made the engine sort the whole
- * rest of the asset (178 ms instead of 14 ms at 4,096 rows).
+ * primary-key range read. No sort key beyond the table's: `kind` as a third one made the engine
+ * sort the whole rest of the asset (178 ms instead of 14 ms at 4,096 rows).
  *
  * A checkpoint shares the (t, seq) of the change it follows, and already holds it. At the first
  * snapshot that change is left out by the WHERE (it could come before its snapshot in the result).
@@ -73,7 +66,7 @@ const segmentsSql = (limit: number | null) => `
 WITH (SELECT (t, seq) FROM book_events
       WHERE asset_id = {asset_id:String} AND kind != 'price_change' AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
       ORDER BY t DESC, seq DESC LIMIT 1) AS k
-SELECT ${SEGMENT_COLUMNS}
+SELECT ${BINARY_EVENT_COLUMNS}
 FROM book_events
 WHERE asset_id = {asset_id:String} AND t >= assumeNotNull(k).1 AND t <= fromUnixTimestamp64Milli({last:Int64}, 'UTC')
   AND (t > assumeNotNull(k).1 OR seq > assumeNotNull(k).2 OR (seq = assumeNotNull(k).2 AND kind != 'price_change'))
@@ -89,12 +82,12 @@ SETTINGS ${POINT_READ}`;
  */
 const POINT_SQL = `
 SELECT * FROM (
-  SELECT ${SEGMENT_COLUMNS} FROM book_events
+  SELECT ${BINARY_EVENT_COLUMNS} FROM book_events
   WHERE asset_id = {asset_id:String} AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
   ORDER BY t DESC, seq DESC LIMIT ${EVENTS_READ})
 UNION ALL
 SELECT * FROM (
-  SELECT ${SEGMENT_COLUMNS} FROM book_events
+  SELECT ${BINARY_EVENT_COLUMNS} FROM book_events
   WHERE asset_id = {asset_id:String} AND t > fromUnixTimestamp64Milli({at:Int64}, 'UTC')
   ORDER BY t, seq LIMIT 1)
 SETTINGS ${POINT_READ}`;
@@ -465,7 +458,7 @@ function countAtMost(values: number[], x: number): number {
  * A read of segmentsSql, cut into segments at each snapshot as its rows are decoded, chunk by chunk.
  * The read starts at the latest snapshot at or before `at`; when there is none it starts at the
  * asset's first event, and the first segment then begins at 0 (instants before any event have no
- * book). Rows carry '' for the asset's usual market (SEGMENT_COLUMNS).
+ * book).
  */
 class SegmentSplitter {
   /** Segments complete, not taken yet. */
@@ -473,21 +466,25 @@ class SegmentSplitter {
   rows = 0;
   /** The first row's market. */
   firstMarket = '';
-  private readonly decoder = new BookEventDecoder();
+  private readonly decoder: BookEventDecoder;
   private readonly builder = new SegmentBuilder();
   private start = 0;
   private lastMs = 0;
 
+  /** `usualMarket`: the value bound to {usual_market} in the read (BookEventDecoder). */
   constructor(
     private readonly assetId: string,
     private readonly at: number,
-    private readonly usualMarket: string,
-  ) {}
+    usualMarket: string,
+  ) {
+    this.decoder = new BookEventDecoder(usualMarket);
+  }
 
   push(chunk: Buffer): void {
-    const { builder } = this;
-    for (const e of this.decoder.decode(chunk)) {
-      const market = e.market || this.usualMarket;
+    const { builder, decoder } = this;
+    decoder.feed(chunk);
+    for (let e = decoder.read(); e !== undefined; e = decoder.read()) {
+      const { market } = e;
       if (this.rows++ === 0) {
         this.start = e.kind === KIND_CHANGE || e.ms > this.at ? 0 : e.ms;
         this.firstMarket = market;
@@ -537,12 +534,13 @@ class SegmentSplitter {
  * holding it would. Undefined when the events read hold no snapshot and more came before them.
  */
 async function pointRead(engine: Engine, params: { asset_id: string; at: number; usual_market: string }, signal?: AbortSignal): Promise<BookSegment | undefined> {
-  const decoder = new BookEventDecoder();
+  const decoder = new BookEventDecoder(params.usual_market);
   const newestFirst: { ms: number; market: string; price: number; size: number; bid: boolean }[] = [];
   const builder = new SegmentBuilder();
   let end = Infinity;
-  for (const e of decoder.decode(await engine.bytes(POINT_SQL, 'RowBinary', { params, signal }))) {
-    const market = e.market || params.usual_market;
+  decoder.feed(await engine.bytes(POINT_SQL, 'RowBinary', { params, signal }));
+  for (let e = decoder.read(); e !== undefined; e = decoder.read()) {
+    const { market } = e;
     if (e.ms > params.at) end = e.ms;
     else if (builder.snapshot === null) {
       if (e.kind === KIND_CHANGE) newestFirst.push({ ms: e.ms, market, price: e.price, size: e.size, bid: e.bookSide === SIDE_BUY });

@@ -3,10 +3,17 @@ import { RowBinaryReader } from '../clickhouse/row-binary.js';
 
 /**
  * Book events in the engine's RowBinary format, decoded straight from the bytes: the long reads
- * (book datasets, replays, sampled books) fold millions of rows, and parsing one JSON line per row
- * cost several times what the engine takes to produce it. The SELECT must list BINARY_EVENT_COLUMNS.
+ * (book datasets, sampled books, the cache's misses) fold millions of rows, and parsing one JSON
+ * line per row cost several times what the engine takes to produce it. The SELECT must list
+ * BINARY_EVENT_COLUMNS and bind {usual_market}.
+ *
+ * An asset's events almost always carry one market (its condition id, 66 bytes): sent on every row
+ * it was two thirds of the bytes of a read. So a row carries its market only when it is not
+ * {usual_market} (NULL otherwise), and the decoder, given the same value, fills it in. Any value is
+ * exact; a right guess only makes the read smaller.
  */
-export const BINARY_EVENT_COLUMNS = 'toUnixTimestamp64Milli(t) AS ms, kind, market, price, size, book_side, bids, asks';
+export const BINARY_EVENT_COLUMNS =
+  "toUnixTimestamp64Milli(t) AS ms, kind, if(market = {usual_market:String}, NULL, toString(market)) AS other_market, price, size, book_side, bids, asks";
 
 /** kind and book_side are Enum8: RowBinary carries their numeric values (007_book_events.sql). */
 export const KIND_CHANGE = 1;
@@ -25,27 +32,37 @@ export interface BookEvent {
 }
 
 export class BookEventDecoder extends RowBinaryReader {
-  private readonly event: BookEvent = { ms: 0, kind: 0, market: '', price: 0, size: 0, bookSide: 0, bids: [], asks: [] };
-  private marketBytes: Buffer = Buffer.alloc(0);
+  private readonly event: BookEvent;
 
-  /** Every complete row of `chunk` (after the row a previous chunk left unfinished). */
-  *decode(chunk: Buffer): Generator<BookEvent> {
+  /** `usualMarket`: the value bound to {usual_market} in the read. */
+  constructor(private readonly usualMarket: string) {
+    super();
+    this.event = { ms: 0, kind: 0, market: usualMarket, price: 0, size: 0, bookSide: 0, bids: [], asks: [] };
+  }
+
+  /** Takes the next chunk of the read (after the row a previous chunk left unfinished). */
+  feed(chunk: Buffer): void {
     this.begin(chunk);
-    while (this.next()) yield this.event;
+  }
+
+  /** The next complete row of the chunk fed, or undefined when it has no more (a loop, not a generator: this runs per event). */
+  read(): BookEvent | undefined {
+    return this.next() ? this.event : undefined;
   }
 
   protected row(): void {
     const e = this.event;
-    this.need(9);
+    this.need(10);
     const b = this.buf;
-    // Int64 ms: two 32-bit halves (exact below 2^53).
-    e.ms = b.readUInt32LE(this.pos) + b.readInt32LE(this.pos + 4) * 4_294_967_296;
+    e.ms = this.int64(this.pos);
     e.kind = b[this.pos + 8];
-    this.pos += 9;
-    e.market = this.market();
+    // Nullable(String): a 1 byte means NULL, the usual market.
+    const usual = b[this.pos + 9] === 1;
+    this.pos += 10;
+    e.market = usual ? this.usualMarket : this.string();
     this.need(17);
-    e.price = b.readDoubleLE(this.pos);
-    e.size = b.readDoubleLE(this.pos + 8);
+    e.price = this.float64(this.pos);
+    e.size = this.float64(this.pos + 8);
     e.bookSide = b[this.pos + 16];
     this.pos += 17;
     if (e.kind === KIND_CHANGE) {
@@ -57,18 +74,4 @@ export class BookEventDecoder extends RowBinaryReader {
       e.asks = this.levels();
     }
   }
-
-  /** Markets repeat row after row: the previous string is reused when the bytes are the same. */
-  private market(): string {
-    const length = this.varUInt();
-    this.need(length);
-    const end = this.pos + length;
-    if (length !== this.marketBytes.length || this.buf.compare(this.marketBytes, 0, length, this.pos, end) !== 0) {
-      this.marketBytes = Buffer.from(this.buf.subarray(this.pos, end));
-      this.event.market = this.buf.toString('utf8', this.pos, end);
-    }
-    this.pos = end;
-    return this.event.market;
-  }
-
 }

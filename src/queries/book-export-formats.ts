@@ -1,12 +1,13 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import type { BookSide, BookState, Level, OrderBook } from '../book/index.js';
+import type { BookState, Level, OrderBook } from '../book/index.js';
+import { MAX_NUMBER_BYTES, writeInteger, writeNumber } from '../number-text.js';
 import type { BookRowVisitor } from './book-export.js';
 
 /**
  * The bytes of a book dataset (TIME-MACHINE.md §3) in CSV, JSONL or Parquet. The rows are computed
- * in JS (folded books), so JS formats them; numbers print in shortest round-trip form (String(x)),
- * as the engine prints Float64. Output leaves in chunks of about CHUNK_BYTES, or sooner when rows
- * come slowly (FLUSH_MS), so the first bytes never wait for a full chunk.
+ * in JS (folded books), so JS formats them; numbers print in shortest round-trip form (String(x), by
+ * writeNumber), as the engine prints Float64. Output leaves in chunks of about CHUNK_BYTES, or sooner
+ * when rows come slowly (FLUSH_MS), so the first bytes never wait for a full chunk.
  */
 export type BookExportFormat = 'csv' | 'jsonl' | 'parquet';
 
@@ -25,105 +26,118 @@ export type BookRowSource = (visit: BookRowVisitor) => AsyncGenerator<void>;
 
 export function encodeBookRows(rows: BookRowSource, format: BookExportFormat, depth: number): AsyncGenerator<Buffer> {
   if (format === 'parquet') return parquetChunks(rows, depth);
-  const csv = format === 'csv';
-  const bids = new SideText('bid', depth, csv);
-  const asks = new SideText('ask', depth, csv);
-  const line = csv
-    ? (time: number, book: OrderBook) => `${time},${book.bestBid()},${book.bestAsk()},${bids.of(book)},${asks.of(book)}\n`
-    : (time: number, book: OrderBook) =>
-        `{"timestamp":${time},"best_bid":${book.bestBid()},"best_ask":${book.bestAsk()},"bids":[${bids.of(book)}],"asks":[${asks.of(book)}]}\n`;
-  return textChunks(rows, line, csv ? bookCsvColumns(depth).join(',') + '\n' : '');
+  return format === 'csv' ? textChunks(rows, csvLine(depth), depth, bookCsvColumns(depth).join(',') + '\n') : textChunks(rows, jsonLine(depth), depth, '');
 }
 
 /**
- * The text of one side's top levels, remembered: most changes land below the top `depth` levels, so
- * the same level objects come back row after row (OrderBook replaces a level object whenever it
- * changes, never mutates it), and their text is reused instead of formatted again. When the top
- * does change, usually one level is new, or the levels below a new or removed one moved by one
- * place: their text is taken from where they were.
+ * Writes one row at `pos` of a buffer with room for it (rowBytes) and returns the position after it.
+ * Rows are written byte by byte, numbers included (writeNumber): no string is made per row. The top
+ * of the book changes on most rows (85% of them per side on the bench's largest asset), so there is
+ * little text to keep from one row to the next.
  */
-class SideText {
-  /** The top levels the text was made of (undefined: absent) and each one's text; two sets, swapped. */
-  private levels: (Level | undefined)[];
-  private texts: string[];
-  private spareLevels: (Level | undefined)[];
-  private spareTexts: string[];
-  private text = '';
+type LineWriter = (buf: Buffer, pos: number, time: number, book: OrderBook) => number;
 
-  constructor(
-    readonly side: BookSide,
-    private readonly depth: number,
-    private readonly csv: boolean,
-  ) {
-    this.levels = new Array<Level | undefined>(depth).fill(undefined);
-    this.spareLevels = this.levels.slice();
-    this.texts = new Array<string>(depth).fill('');
-    this.spareTexts = this.texts.slice();
-    this.text = this.join();
-  }
+const COMMA = 44;
+const NEWLINE = 10;
 
-  of(book: OrderBook): string {
-    const { depth, levels, texts } = this;
-    let i = 0;
-    while (i < depth && book.level(this.side, i) === levels[i]) i++;
-    if (i === depth) return this.text;
-    const next = this.spareLevels;
-    const nextTexts = this.spareTexts;
-    for (i = 0; i < depth; i++) {
-      const l = book.level(this.side, i);
-      next[i] = l;
-      if (l === undefined) nextTexts[i] = '';
-      else if (l === levels[i]) nextTexts[i] = texts[i];
-      else if (l === levels[i + 1]) nextTexts[i] = texts[i + 1];
-      else if (i > 0 && l === levels[i - 1]) nextTexts[i] = texts[i - 1];
-      else nextTexts[i] = this.csv ? `${l.price},${l.size}` : `[${l.price},${l.size}]`;
-    }
-    this.spareLevels = levels;
-    this.spareTexts = texts;
-    this.levels = next;
-    this.texts = nextTexts;
-    this.text = this.join();
-    return this.text;
-  }
+/** `time,best_bid,best_ask` then per side and level `,price,size`, an absent level `,,`. */
+function csvLine(depth: number): LineWriter {
+  return (buf, pos, time, book) => {
+    pos = writeInteger(buf, pos, time);
+    buf[pos++] = COMMA;
+    pos = writeNumber(buf, pos, book.bestBid());
+    buf[pos++] = COMMA;
+    pos = writeNumber(buf, pos, book.bestAsk());
+    pos = csvLevels(buf, pos, book.side('bid'), depth);
+    pos = csvLevels(buf, pos, book.side('ask'), depth);
+    buf[pos++] = NEWLINE;
+    return pos;
+  };
+}
 
-  /** CSV: `price,size` pairs, an absent level as two empty fields. JSONL: the present levels. */
-  private join(): string {
-    let out = '';
-    for (let i = 0; i < this.depth; i++) {
-      if (this.levels[i] === undefined) {
-        if (!this.csv) break;
-        out += i === 0 ? ',' : ',,';
-      } else {
-        out += i === 0 ? this.texts[i] : `,${this.texts[i]}`;
-      }
-    }
-    return out;
+/** `,price,size` for each of a side's first `depth` levels, `,,` for each absent one. */
+function csvLevels(buf: Buffer, pos: number, levels: readonly Level[], depth: number): number {
+  const present = Math.min(depth, levels.length);
+  for (let i = 0; i < present; i++) {
+    const level = levels[i];
+    buf[pos++] = COMMA;
+    pos = writeNumber(buf, pos, level.price);
+    buf[pos++] = COMMA;
+    pos = writeNumber(buf, pos, level.size);
   }
+  for (let i = present; i < depth; i++) {
+    buf[pos++] = COMMA;
+    buf[pos++] = COMMA;
+  }
+  return pos;
+}
+
+const JSON_TIMESTAMP = Buffer.from('{"timestamp":', 'latin1');
+const JSON_BEST_BID = Buffer.from(',"best_bid":', 'latin1');
+const JSON_BEST_ASK = Buffer.from(',"best_ask":', 'latin1');
+const JSON_BIDS = Buffer.from(',"bids":[', 'latin1');
+const JSON_ASKS = Buffer.from('],"asks":[', 'latin1');
+const JSON_END = Buffer.from(']}\n', 'latin1');
+
+/** `{"timestamp":…,"best_bid":…,"best_ask":…,"bids":[[price,size],…],"asks":[…]}`: the present levels only. */
+function jsonLine(depth: number): LineWriter {
+  return (buf, pos, time, book) => {
+    pos = put(buf, pos, JSON_TIMESTAMP);
+    pos = writeInteger(buf, pos, time);
+    pos = put(buf, pos, JSON_BEST_BID);
+    pos = writeNumber(buf, pos, book.bestBid());
+    pos = put(buf, pos, JSON_BEST_ASK);
+    pos = writeNumber(buf, pos, book.bestAsk());
+    pos = put(buf, pos, JSON_BIDS);
+    pos = jsonLevels(buf, pos, book.side('bid'), depth);
+    pos = put(buf, pos, JSON_ASKS);
+    pos = jsonLevels(buf, pos, book.side('ask'), depth);
+    return put(buf, pos, JSON_END);
+  };
+}
+
+function put(buf: Buffer, pos: number, bytes: Buffer): number {
+  buf.set(bytes, pos);
+  return pos + bytes.length;
+}
+
+/** `[price,size]` for each of a side's first `depth` levels, comma-separated. */
+function jsonLevels(buf: Buffer, pos: number, levels: readonly Level[], depth: number): number {
+  const present = Math.min(depth, levels.length);
+  for (let i = 0; i < present; i++) {
+    const level = levels[i];
+    if (i > 0) buf[pos++] = COMMA;
+    buf[pos++] = 91; // '['
+    pos = writeNumber(buf, pos, level.price);
+    buf[pos++] = COMMA;
+    pos = writeNumber(buf, pos, level.size);
+    buf[pos++] = 93; // ']'
+  }
+  return pos;
 }
 
 /**
- * Lines are written straight into a chunk buffer (they are ASCII: numbers and punctuation), not
- * concatenated into a string first: flattening and encoding that string took 15% of the CPU.
+ * Rows are written straight into a chunk buffer, which leaves once it holds CHUNK_BYTES (or FLUSH_MS
+ * passed); a row starts only where the chunk has room for the longest row the depth allows.
  */
-async function* textChunks(rows: BookRowSource, line: (time: number, book: OrderBook) => string, header: string): AsyncGenerator<Buffer> {
-  let chunk = Buffer.allocUnsafe(2 * CHUNK_BYTES);
+async function* textChunks(rows: BookRowSource, line: LineWriter, depth: number, header: string): AsyncGenerator<Buffer> {
+  // Every number at its longest, with its punctuation; the JSON keys take less than 64 bytes.
+  const rowBytes = (4 * depth + 3) * (MAX_NUMBER_BYTES + 3) + 64;
+  const size = CHUNK_BYTES + rowBytes;
+  let chunk = Buffer.allocUnsafe(size);
   let used = chunk.write(header, 0, 'latin1');
   let flushed = performance.now();
   const take = () => {
     const out = chunk.subarray(0, used);
-    chunk = Buffer.allocUnsafe(2 * CHUNK_BYTES);
+    chunk = Buffer.allocUnsafe(size);
     used = 0;
     flushed = performance.now();
     return out;
   };
   let pending: Buffer[] = [];
   const add = (time: number, { book }: BookState) => {
-    const text = line(time, book);
-    if (used + text.length > chunk.length) {
-      pending.push(take());
-      if (text.length > chunk.length) chunk = Buffer.allocUnsafe(text.length);
-    }
-    used += chunk.write(text, used, 'latin1');
+    if (used + rowBytes > size) pending.push(take());
+    used = line(chunk, used, time, book);
   };
   for await (const _turn of rows(add)) {
     if (used >= CHUNK_BYTES || (used > 0 && performance.now() - flushed >= FLUSH_MS)) pending.push(take());
@@ -202,9 +216,9 @@ async function* parquetChunks(rows: BookRowSource, depth: number): AsyncGenerato
     values[0][count] = book.bestBid();
     values[1][count] = book.bestAsk();
     let column = 2;
-    for (const side of ['bid', 'ask'] as const) {
+    for (const levels of [book.side('bid'), book.side('ask')]) {
       for (let i = 0; i < depth; i++, column += 2) {
-        const level = book.level(side, i);
+        const level = levels[i];
         values[column][count] = level ? level.price : null;
         values[column + 1][count] = level ? level.size : null;
       }

@@ -130,9 +130,9 @@ function fromSnapshot(snap: SnapshotTuple | null, deltas: DeltaTuple[]): BookSta
   return state;
 }
 
-/** Key (t ms, seq) of the latest snapshot at or before {at}, or nothing. */
+/** Key (t ms, seq) and market of the latest snapshot at or before {at}, or nothing. */
 const START_SQL = `
-SELECT toUnixTimestamp64Milli(t) AS ms, seq
+SELECT toUnixTimestamp64Milli(t) AS ms, seq, market
 FROM book_events
 WHERE asset_id = {asset_id:String} AND kind != 'price_change' AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
 ORDER BY t DESC, seq DESC
@@ -181,26 +181,30 @@ export async function* bookStates(
   visit: StateVisitor,
   signal?: AbortSignal,
 ): AsyncGenerator<void> {
-  const [start] = await engine.compactRows<[number, number]>(START_SQL, { params: { asset_id: q.assetId, at: clamp(q.from) }, signal });
+  const [start] = await engine.compactRows<[number, number, string]>(START_SQL, { params: { asset_id: q.assetId, at: clamp(q.from) }, signal });
+  // The snapshot's market is the one the asset's events carry (BookEventDecoder).
+  const usualMarket = start?.[2] ?? '';
   const bytes = engine.stream(FORWARD_SQL, 'RowBinary', {
-    params: { asset_id: q.assetId, from_ms: start?.[0] ?? 0, from_seq: start?.[1] ?? 0, to: clamp(q.to) },
+    params: { asset_id: q.assetId, from_ms: start?.[0] ?? 0, from_seq: start?.[1] ?? 0, to: clamp(q.to), usual_market: usualMarket },
     signal,
   });
-  const decoder = new BookEventDecoder();
+  const decoder = new BookEventDecoder(usualMarket);
   const state: BookState = { market: '', timestamp: 0, book: new OrderBook() };
+  const { book } = state;
   let applied = false;
   let visited = 0;
   try {
     for await (const chunk of bytes) {
-      for (const e of decoder.decode(chunk)) {
+      decoder.feed(chunk);
+      for (let e = decoder.read(); e !== undefined; e = decoder.read()) {
         if (applied && e.ms !== state.timestamp) {
           let more: boolean | void;
           while ((more = visit(state, e.ms)) === true) yield;
           if (more === false) return;
           if (++visited % STATES_PER_TURN === 0) yield;
         }
-        if (e.kind === KIND_CHANGE) state.book.apply(e.bookSide === SIDE_BUY ? 'bid' : 'ask', e.price, e.size);
-        else state.book.replace(e.bids, e.asks);
+        if (e.kind === KIND_CHANGE) book.apply(e.bookSide === SIDE_BUY ? 'bid' : 'ask', e.price, e.size);
+        else book.replace(e.bids, e.asks);
         state.timestamp = e.ms;
         state.market = e.market;
         applied = true;

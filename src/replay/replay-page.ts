@@ -113,19 +113,18 @@ export class PageDecoder extends RowBinaryReader {
     p.reserve();
     this.need(20);
     let at = this.pos;
-    // 64-bit integers as two 32-bit halves: exact below 2^53, as the JSON numbers were.
-    p.ms[n] = b.readUInt32LE(at) + b.readInt32LE(at + 4) * 4_294_967_296;
-    p.seq[n] = b.readUInt32LE(at + 8) + b.readUInt32LE(at + 12) * 4_294_967_296;
+    p.ms[n] = this.int64(at);
+    p.seq[n] = this.uint64(at + 8);
     p.kind[n] = b[at + 16];
-    p.asset[n] = b.readUInt16LE(at + 17) - 1;
+    p.asset[n] = this.uint16(at + 17) - 1;
     this.pos = at + 20;
     const market = b[at + 19] === 0 ? this.string() : null;
     this.need(33);
     at = this.pos;
-    p.bestBid[n] = b.readDoubleLE(at);
-    p.bestAsk[n] = b.readDoubleLE(at + 8);
-    p.price[n] = b.readDoubleLE(at + 16);
-    p.size[n] = b.readDoubleLE(at + 24);
+    p.bestBid[n] = this.float64(at);
+    p.bestAsk[n] = this.float64(at + 8);
+    p.price[n] = this.float64(at + 16);
+    p.size[n] = this.float64(at + 24);
     p.side[n] = b[at + 32];
     this.pos = at + 33;
     const bids = this.levels();

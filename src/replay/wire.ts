@@ -1,4 +1,5 @@
 import type { BookState, Level } from '../book/index.js';
+import { numberText } from '../number-text.js';
 
 /**
  * Stored rows in Polymarket's market-channel shapes (TIME-MACHINE.md §1, INGEST.md §1): every number
@@ -25,28 +26,11 @@ export type ReplayRow = [
 ];
 
 /**
- * Prices (the exchange's 0.001 grid) and sizes (cents) have at most three decimals, and are written
- * from their integer thousandths k: String() costs ~140 ns for such a size. It prints the same: below
- * 2^40 the rounding interval of a double is narrower than 0.001, so k / 1000 is the only decimal of
- * at most three places that reads back as the double, and any other that does has more digits.
- */
-const MAX_THOUSANDTHS = 2 ** 40 * 1000;
-/** '.5' for 500, '.05' for 50, '' for 0: the decimals of a thousandth, trailing zeros dropped. */
-const FRACTION = Array.from({ length: 1000 }, (_, f) => (f === 0 ? '' : `.${String(f).padStart(3, '0').replace(/0+$/, '')}`));
-
-/**
- * A number in the exchange's decimal text: JS's shortest round-trip digits, without the exponent
- * form String() switches to below 1e-6 and from 1e21 (Polymarket never sends one).
+ * A number in the exchange's decimal text: JS's shortest round-trip digits (numberText), without the
+ * exponent form String() switches to below 1e-6 and from 1e21 (Polymarket never sends one).
  */
 export function decimal(n: number): string {
-  const k = Math.round(n * 1000);
-  if (k / 1000 === n && k < MAX_THOUSANDTHS && k > -MAX_THOUSANDTHS) {
-    const abs = Math.abs(k);
-    const int = Math.floor(abs / 1000);
-    const text = String(int) + FRACTION[abs - int * 1000];
-    return k < 0 ? `-${text}` : text;
-  }
-  const s = String(n);
+  const s = numberText(n);
   if (!s.includes('e')) return s;
   const [digits, exp] = s.split('e');
   const e = Number(exp);
