@@ -362,6 +362,35 @@ onEmbedded('fills', () => {
     expect(segments).toBeLessThan(FILLED_SEGMENTS / 2);
   }, 120_000);
 
+  it('a write during a fill stops it: what it read is not kept, and the next lookup sees the write', async () => {
+    const lateAt = FILLED_END - 5_003;
+    const insert = `INSERT INTO book_events (asset_id, t, seq, kind, market, price, size, book_side, bids, asks)
+      VALUES ('${FILLED}', fromUnixTimestamp64Milli(${lateAt}, 'UTC'), ${2 ** 60}, 'price_change', '0xfill', 0.987, 42.5, 'BUY', [], [])`;
+    // The fill's first read has started (a chunk came) when the late row is written: it cannot see it.
+    const writing = Object.create(te.engine) as Engine;
+    let written = false;
+    writing.stream = (sql, format, options) =>
+      Readable.from(
+        (async function* () {
+          for await (const chunk of te.engine.stream(sql, format, options)) {
+            yield chunk as Buffer;
+            if (!written) {
+              written = true;
+              await te.engine.command(insert);
+            }
+          }
+        })(),
+      );
+    const reader = cachingBookReader(writing, 256 * 2 ** 20);
+    expect(await startFill(reader)).toBeLessThan(lateAt);
+    await reader.cache.settled();
+    expect(written).toBe(true);
+    expect(reader.cache.stats().filled).toBeLessThan(FILLED_SEGMENTS / 2);
+    const after = await reader.at(FILLED, lateAt + 1);
+    expect(after!.book.sizeAt('bid', 0.987)).toBe(42.5);
+    expect(view(after)).toEqual(view(await engine().at(FILLED, lateAt + 1)));
+  }, 120_000);
+
   it('a fill that fails is logged, and lookups go on', async () => {
     const failing = Object.create(te.engine) as Engine;
     failing.stream = () => Readable.from((async function* () { throw new Error('disk on fire'); })());
