@@ -155,7 +155,7 @@ export class BookCache {
   /** Counts stores and hits: BookSegment.used. */
   private clock = 0;
   private running: Fill | null = null;
-  private readonly pointReads = new Turns(POINT_READS_WHILE_FILLING);
+  private readonly pointReadTurns = new Turns(POINT_READS_WHILE_FILLING);
 
   constructor(
     private readonly engine: Engine,
@@ -198,7 +198,7 @@ export class BookCache {
     // Its asset is being filled: the fill reads this instant soon, in a read far cheaper per
     // segment than a miss's, so the request gets the book of a point read, not kept.
     if (this.running?.assetId === assetId) {
-      const segment = await this.pointReads.run(() => pointRead(this.engine, { asset_id: assetId, at, usual_market: this.assets.get(assetId)?.market ?? '' }, signal));
+      const segment = await this.pointReadTurns.run(() => pointRead(this.engine, { asset_id: assetId, at, usual_market: this.assets.get(assetId)?.market ?? '' }, signal));
       if (segment) {
         this.counters.pointReads++;
         return segment;
@@ -273,6 +273,7 @@ export class BookCache {
     }
   }
 
+  /** keepRead for a fill's batch, counting what it added. */
   private async keepFilled(assetId: string, segments: BookSegment[], epoch: number | null, before: number, evictUsedUpTo: number, signal: AbortSignal): Promise<boolean> {
     if (segments.length === 0) return true;
     const { all, added } = await this.keepRead(assetId, segments, epoch, before, evictUsedUpTo, signal);
@@ -280,15 +281,15 @@ export class BookCache {
     return all;
   }
 
+  /** Notices ever written (TOTAL_SQL): taken before a read when other processes may write. */
   private async noticesTotal(signal?: AbortSignal): Promise<number> {
     return Number((await this.engine.rows<{ total: number }>(TOTAL_SQL, { signal }))[0].total);
   }
 
   /**
    * Reads up to `limit` events from the snapshot before `at` up to `stop` (exclusive; Infinity: the
-   * newest event), cuts them into segments and stores them when nothing was written meanwhile,
-   * evicting only segments used at or before `evictUsedUpTo` (a fill's start; Infinity for a miss).
-   * `stored`: whether all of them were (not when a write happened, or memory ran out for a fill).
+   * newest event) and cuts them into segments, kept when nothing was written meanwhile (least
+   * recently used ones out); they answer the request either way.
    */
   private async read(assetId: string, at: number, stop: number, limit: number, signal?: AbortSignal): Promise<BookSegment[]> {
     const epoch = this.engine.writeEpoch();
