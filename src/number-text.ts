@@ -39,7 +39,7 @@ const FRACTION_LENGTH = new Uint8Array(FRACTION.map((text) => text.length));
  */
 export function writeNumber(buf: Buffer, pos: number, n: number): number {
   const k = Math.round(n * 1000);
-  if (k / 1000 !== n || k >= MAX_THOUSANDTHS || k <= -MAX_THOUSANDTHS) return writeText(buf, pos, String(n));
+  if (k / 1000 !== n || k >= MAX_THOUSANDTHS || k <= -MAX_THOUSANDTHS) return writeText(buf, pos, otherText(n, k));
   // -0 is written "0", as String(-0).
   if (k < 0) buf[pos++] = 45; // '-'
   const abs = Math.abs(k);
@@ -53,6 +53,26 @@ export function writeNumber(buf: Buffer, pos: number, n: number): number {
   buf[pos + 2] = (packed >>> 16) & 0xff;
   buf[pos + 3] = packed >>> 24;
   return pos + FRACTION_LENGTH[fraction];
+}
+
+/**
+ * String() of the numbers off the grid, remembered by value in a small direct-mapped table, slot by
+ * their nearest thousandth. Such numbers come from arithmetic (0.47000000000000003) or carry more
+ * decimals, a book keeps a level's price for many rows, and String() costs ~90 ns each time: a book
+ * export of the bench's asset writes three or four of them a row.
+ */
+const OTHER_SLOTS = 1024;
+const otherKeys = new Float64Array(OTHER_SLOTS).fill(NaN);
+const otherTexts: string[] = new Array<string>(OTHER_SLOTS).fill('');
+
+function otherText(n: number, k: number): string {
+  const slot = k & (OTHER_SLOTS - 1);
+  // NaN is never equal, so never remembered; 0 and -0 are equal, and String() writes both "0".
+  if (otherKeys[slot] === n) return otherTexts[slot];
+  const text = String(n);
+  otherKeys[slot] = n;
+  otherTexts[slot] = text;
+  return text;
 }
 
 /** An integer's decimal digits at `pos` (String(n) for any other number); returns the position after them. */
