@@ -93,6 +93,7 @@ export function createApp(deps: AppDeps) {
 
   app.notFound(renderNotFound);
   app.onError(renderError);
-  // main.ts gives the replay the HTTP server's upgrade requests: `app.replay.listen(server)`.
-  return Object.assign(app, { replay });
+  // main.ts gives the replay the HTTP server's upgrade requests (`app.replay.listen(server)`) and stops
+  // `app.books` (a cache fill in the background) before it closes the engine.
+  return Object.assign(app, { replay, books });
 }

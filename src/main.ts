@@ -72,6 +72,8 @@ async function main() {
     app.replay.close();
     http.drain(async () => {
       await recorderStopped.catch((err) => log.error('recorder flush failed', { error: String(err) }));
+      // A book cache fill reads from the engine in the background: stopped before the engine closes.
+      await app.books.close();
       await Promise.allSettled([engine.close(), accounts.close()]);
       log.info('stopped');
       process.exit(0);

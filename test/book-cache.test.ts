@@ -352,10 +352,10 @@ onEmbedded('fills', () => {
     await reader.cache.settled();
   }, 120_000);
 
-  it('close() stops a running fill', async () => {
+  it('closing the reader (as shutdown does, before the engine) stops a running fill', async () => {
     const reader = cachingBookReader(te.engine, 256 * 2 ** 20);
     await startFill(reader);
-    await reader.cache.close();
+    await reader.close();
     const { segments } = reader.cache.stats();
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(reader.cache.stats().segments).toBe(segments);

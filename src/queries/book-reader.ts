@@ -11,6 +11,8 @@ import { bookStateAt, MAX_TIME_MS } from './orderbook.js';
 export interface BookReader {
   /** The book at `at` (Unix ms; null = latest), or null when the asset has no book then. */
   at(assetId: string, at: number | null, signal?: AbortSignal): Promise<BookAt | null>;
+  /** Stops background work (a cache's fill) and waits for it: before the engine closes. */
+  close(): Promise<void>;
 }
 
 /**
@@ -29,6 +31,7 @@ export function engineBookReader(engine: Engine): BookReader {
       const state = await bookStateAt(engine, assetId, at, signal);
       return state && { ...state, next: Infinity };
     },
+    async close() {},
   };
 }
 
@@ -47,5 +50,6 @@ export function cachingBookReader(engine: Engine, capacityBytes: number): BookRe
       const segment = (await cache.cached(assetId, instant, signal)) ?? (await cache.load(assetId, instant, signal));
       return segment ? segment.at(instant) : uncached.at(assetId, at, signal);
     },
+    close: () => cache.close(),
   };
 }

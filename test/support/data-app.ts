@@ -51,6 +51,7 @@ export async function startDataApp(now: number, options: { engine?: (engine: Eng
     keyFor,
     get: (path, headers = {}) => Promise.resolve(app.request(path, { headers: { authorization: `Bearer ${key}`, ...headers } })),
     async close() {
+      await app.books.close();
       await accounts.close();
       await te.close();
       rmSync(accountsDir, { recursive: true, force: true });
