@@ -31,7 +31,7 @@ const fmt = (n: number, digits = 1) => n.toLocaleString('en-US', { maximumFracti
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
 
 /** utime + stime of a process, ms. */
-function processCpuMs(pid: number): number {
+export function processCpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
 }
