@@ -10,15 +10,19 @@ const MAX_THOUSANDTHS = 2 ** 40 * 1000;
 /** '.5' for 500, '.05' for 50, '' for 0: the decimals of a thousandth, trailing zeros dropped. */
 const FRACTION = Array.from({ length: 1000 }, (_, f) => (f === 0 ? '' : `.${String(f).padStart(3, '0').replace(/0+$/, '')}`));
 
-export function numberText(n: number): string {
+/** n's integer thousandths when n is exactly one (k / 1000) within ±2^40, NaN otherwise: the one test both writers use. */
+function thousandths(n: number): number {
   const k = Math.round(n * 1000);
-  if (k / 1000 === n && k < MAX_THOUSANDTHS && k > -MAX_THOUSANDTHS) {
-    const abs = Math.abs(k);
-    const int = Math.floor(abs / 1000);
-    const text = String(int) + FRACTION[abs - int * 1000];
-    return k < 0 ? `-${text}` : text;
-  }
-  return String(n);
+  return k / 1000 === n && k < MAX_THOUSANDTHS && k > -MAX_THOUSANDTHS ? k : NaN;
+}
+
+export function numberText(n: number): string {
+  const k = thousandths(n);
+  if (Number.isNaN(k)) return String(n);
+  const abs = Math.abs(k);
+  const int = Math.floor(abs / 1000);
+  const text = String(int) + FRACTION[abs - int * 1000];
+  return k < 0 ? `-${text}` : text;
 }
 
 /** Bytes numberText may need: the longest String() of a double has 25 characters (-0.0000012345678901234567). */
@@ -38,8 +42,8 @@ const FRACTION_LENGTH = new Uint8Array(FRACTION.map((text) => text.length));
  * fraction has: bytes past the returned position are the next write's to overwrite.
  */
 export function writeNumber(buf: Buffer, pos: number, n: number): number {
-  const k = Math.round(n * 1000);
-  if (k / 1000 !== n || k >= MAX_THOUSANDTHS || k <= -MAX_THOUSANDTHS) return writeText(buf, pos, otherText(n, k));
+  const k = thousandths(n);
+  if (Number.isNaN(k)) return writeText(buf, pos, otherText(n));
   // -0 is written "0", as String(-0).
   if (k < 0) buf[pos++] = 45; // '-'
   const abs = Math.abs(k);
@@ -65,8 +69,8 @@ const OTHER_SLOTS = 1024;
 const otherKeys = new Float64Array(OTHER_SLOTS).fill(NaN);
 const otherTexts: string[] = new Array<string>(OTHER_SLOTS).fill('');
 
-function otherText(n: number, k: number): string {
-  const slot = k & (OTHER_SLOTS - 1);
+function otherText(n: number): string {
+  const slot = Math.round(n * 1000) & (OTHER_SLOTS - 1);
   // NaN is never equal, so never remembered; 0 and -0 are equal, and String() writes both "0".
   if (otherKeys[slot] === n) return otherTexts[slot];
   const text = String(n);
