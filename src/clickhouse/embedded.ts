@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { Session } from 'chdb';
