@@ -2,6 +2,7 @@ import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { BookState, Level, OrderBook } from '../book/index.js';
 import { MAX_NUMBER_BYTES, writeInteger, writeNumber } from '../number-text.js';
 import type { BookRowVisitor } from './book-export.js';
+import { NO_SEPARATOR, SideText } from './book-side-text.js';
 
 /**
  * The bytes of a book dataset (TIME-MACHINE.md §3) in CSV, JSONL or Parquet. The rows are computed
@@ -31,9 +32,8 @@ export function encodeBookRows(rows: BookRowSource, format: BookExportFormat, de
 
 /**
  * Writes one row at `pos` of a buffer with room for it (rowBytes) and returns the position after it.
- * Rows are written byte by byte, numbers included (writeNumber): no string is made per row. The top
- * of the book changes on most rows (85% of them per side on the bench's largest asset), so there is
- * little text to keep from one row to the next.
+ * Rows are written byte by byte, numbers included (writeNumber): no string is made per row, and a
+ * side's levels the previous row had are copied from its bytes (SideText).
  */
 type LineWriter = (buf: Buffer, pos: number, time: number, book: OrderBook) => number;
 
@@ -42,34 +42,37 @@ const NEWLINE = 10;
 
 /** `time,best_bid,best_ask` then per side and level `,price,size`, an absent level `,,`. */
 function csvLine(depth: number): LineWriter {
+  const bids = new SideText(depth, csvLevel, NO_SEPARATOR);
+  const asks = new SideText(depth, csvLevel, NO_SEPARATOR);
   return (buf, pos, time, book) => {
     pos = writeInteger(buf, pos, time);
     buf[pos++] = COMMA;
     pos = writeNumber(buf, pos, book.bestBid());
     buf[pos++] = COMMA;
     pos = writeNumber(buf, pos, book.bestAsk());
-    pos = csvLevels(buf, pos, book.side('bid'), depth);
-    pos = csvLevels(buf, pos, book.side('ask'), depth);
+    pos = csvSide(buf, pos, bids, book.side('bid'), depth);
+    pos = csvSide(buf, pos, asks, book.side('ask'), depth);
     buf[pos++] = NEWLINE;
     return pos;
   };
 }
 
 /** `,price,size` for each of a side's first `depth` levels, `,,` for each absent one. */
-function csvLevels(buf: Buffer, pos: number, levels: readonly Level[], depth: number): number {
-  const present = Math.min(depth, levels.length);
-  for (let i = 0; i < present; i++) {
-    const level = levels[i];
-    buf[pos++] = COMMA;
-    pos = writeNumber(buf, pos, level.price);
-    buf[pos++] = COMMA;
-    pos = writeNumber(buf, pos, level.size);
-  }
-  for (let i = present; i < depth; i++) {
+function csvSide(buf: Buffer, pos: number, text: SideText, levels: readonly Level[], depth: number): number {
+  pos = text.write(buf, pos, levels);
+  for (let i = levels.length; i < depth; i++) {
     buf[pos++] = COMMA;
     buf[pos++] = COMMA;
   }
   return pos;
+}
+
+/** `,price,size`. */
+function csvLevel(buf: Buffer, pos: number, level: Level): number {
+  buf[pos++] = COMMA;
+  pos = writeNumber(buf, pos, level.price);
+  buf[pos++] = COMMA;
+  return writeNumber(buf, pos, level.size);
 }
 
 const JSON_TIMESTAMP = Buffer.from('{"timestamp":', 'latin1');
@@ -81,6 +84,8 @@ const JSON_END = Buffer.from(']}\n', 'latin1');
 
 /** `{"timestamp":…,"best_bid":…,"best_ask":…,"bids":[[price,size],…],"asks":[…]}`: the present levels only. */
 function jsonLine(depth: number): LineWriter {
+  const bids = new SideText(depth, jsonLevel, COMMA);
+  const asks = new SideText(depth, jsonLevel, COMMA);
   return (buf, pos, time, book) => {
     pos = put(buf, pos, JSON_TIMESTAMP);
     pos = writeInteger(buf, pos, time);
@@ -89,31 +94,26 @@ function jsonLine(depth: number): LineWriter {
     pos = put(buf, pos, JSON_BEST_ASK);
     pos = writeNumber(buf, pos, book.bestAsk());
     pos = put(buf, pos, JSON_BIDS);
-    pos = jsonLevels(buf, pos, book.side('bid'), depth);
+    pos = bids.write(buf, pos, book.side('bid'));
     pos = put(buf, pos, JSON_ASKS);
-    pos = jsonLevels(buf, pos, book.side('ask'), depth);
+    pos = asks.write(buf, pos, book.side('ask'));
     return put(buf, pos, JSON_END);
   };
+}
+
+/** `[price,size]`; the side's levels are comma-separated (SideText). */
+function jsonLevel(buf: Buffer, pos: number, level: Level): number {
+  buf[pos++] = 91; // '['
+  pos = writeNumber(buf, pos, level.price);
+  buf[pos++] = COMMA;
+  pos = writeNumber(buf, pos, level.size);
+  buf[pos++] = 93; // ']'
+  return pos;
 }
 
 function put(buf: Buffer, pos: number, bytes: Buffer): number {
   buf.set(bytes, pos);
   return pos + bytes.length;
-}
-
-/** `[price,size]` for each of a side's first `depth` levels, comma-separated. */
-function jsonLevels(buf: Buffer, pos: number, levels: readonly Level[], depth: number): number {
-  const present = Math.min(depth, levels.length);
-  for (let i = 0; i < present; i++) {
-    const level = levels[i];
-    if (i > 0) buf[pos++] = COMMA;
-    buf[pos++] = 91; // '['
-    pos = writeNumber(buf, pos, level.price);
-    buf[pos++] = COMMA;
-    pos = writeNumber(buf, pos, level.size);
-    buf[pos++] = 93; // ']'
-  }
-  return pos;
 }
 
 /**
