@@ -1,9 +1,12 @@
-import { createServer, get } from 'node:http';
+import { fork, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { candlesSql } from '../../src/queries/ohlcv.js';
 import { CSV_HEADER, exportQuery, pageQuery, type StreamQuery } from '../../src/queries/ticks.js';
 import type { Engine } from '../../src/clickhouse/engine.js';
+import type { ClientReply, ClientRequest } from './http-client.js';
 import type { BenchContext, BenchRow } from './types.js';
 
 /**
@@ -24,36 +27,47 @@ const MB = 1e6;
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/**
- * Reads a whole HTTP response as fast as the socket allows, sampling the service's RSS. With
- * `countLines: false` the client only sums bytes, as the raw side does: a search per line is client
- * CPU taken from the service on this 2-core machine (an export's bytes are checked against the raw
- * engine's instead).
- */
-export function httpTransfer(ctx: BenchContext, path: string, base = ctx.service.url, countLines = true): Promise<Transfer> {
-  return new Promise((resolve, reject) => {
-    const before = ctx.serviceRss();
-    let peak = before;
-    const sampler = setInterval(() => (peak = Math.max(peak, ctx.serviceRss())), 20);
-    const started = performance.now();
-    let ttfb = 0;
-    let bytes = 0;
-    let lines = 0;
-    get(`${base}${path}`, { headers: { authorization: `Bearer ${ctx.service.apiKey}` } }, (res) => {
-      if (res.statusCode !== 200) reject(new Error(`${path}: HTTP ${res.statusCode}`));
-      res.on('data', (chunk: Buffer) => {
-        if (!ttfb) ttfb = performance.now() - started;
-        bytes += chunk.length;
-        if (countLines) for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
-      });
-      res.on('end', () => {
-        clearInterval(sampler);
-        peak = Math.max(peak, ctx.serviceRss());
-        resolve({ bytes, lines, ttfbMs: ttfb, totalMs: performance.now() - started, rssGrowth: peak - before });
-      });
-      res.on('error', reject);
-    }).on('error', reject);
+let client: ChildProcess | undefined;
+let nextId = 0;
+const waiting = new Map<number, (reply: ClientReply) => void>();
+
+/** The client process (http-client.ts), forked once and reused; it exits with the bench. */
+function clientProcess(): ChildProcess {
+  if (client) return client;
+  client = fork(fileURLToPath(new URL('./http-client.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  client.on('message', (reply: ClientReply) => {
+    waiting.get(reply.id)?.(reply);
+    waiting.delete(reply.id);
   });
+  // Not a reason for the bench to stay alive.
+  client.unref();
+  client.channel?.unref();
+  return client;
+}
+
+/**
+ * Reads a whole HTTP response as fast as the socket allows, in the client process, while this
+ * process samples the service's RSS. With `countLines: false` the client only sums bytes, as the
+ * raw side does: a search per line is client CPU taken from the service on this 2-core machine
+ * (an export's bytes are checked against the raw engine's instead).
+ */
+export async function httpTransfer(ctx: BenchContext, path: string, base = ctx.service.url, countLines = true): Promise<Transfer> {
+  const child = clientProcess();
+  const before = ctx.serviceRss();
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, ctx.serviceRss())), 20);
+  try {
+    const id = nextId++;
+    const reply = await new Promise<ClientReply>((resolve) => {
+      waiting.set(id, resolve);
+      child.send({ id, url: `${base}${path}`, apiKey: ctx.service.apiKey, countLines } satisfies ClientRequest);
+    });
+    if (!reply.ok) throw new Error(`${path.split('?')[0]}: ${reply.error}`);
+    peak = Math.max(peak, ctx.serviceRss());
+    return { bytes: reply.bytes, lines: reply.lines, ttfbMs: reply.ttfbMs, totalMs: reply.totalMs, rssGrowth: peak - before };
+  } finally {
+    clearInterval(sampler);
+  }
 }
 
 export async function engineTransfer(engine: Engine, q: StreamQuery): Promise<Transfer> {
