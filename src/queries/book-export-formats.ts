@@ -129,6 +129,7 @@ async function* textChunks(rows: BookRowSource, line: LineWriter, depth: number,
   let flushed = performance.now();
   const take = () => {
     const out = chunk.subarray(0, used);
+    // A new chunk, never a recycled one: SideText reads the previous row's bytes where they were written.
     chunk = Buffer.allocUnsafe(size);
     used = 0;
     flushed = performance.now();
