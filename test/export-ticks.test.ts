@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exportCuts } from '../src/queries/ticks-export.js';
 import { firstBytesThenDisconnect, runningQueries } from './support/export-disconnect.js';
 import { generateStream, json, replayStream, startTicksApp, type ExpectedTick, type TicksApp } from './support/ticks-fixture.js';
 
@@ -141,6 +142,67 @@ describe('GET /v1/ticks/export', () => {
     const key = await t.keyFor('free');
     const res = await t.app.request(exportUrl({ asset_id: A, start: START, end: NOW }), { headers: { authorization: `Bearer ${key}` } });
     expect((await json(res, 403)).detail.message).toBe('Your plan (free) only allows access to the last 0 day(s) of data.');
+  });
+});
+
+/**
+ * An export reads at most EXPORT_WINDOW_MONTHS months at a time, one read after another; the bytes
+ * must be those of one read of the whole range. Ticks over fifteen months, with runs of equal
+ * timestamps (arrival order decides) on both sides of every cut, and the expected rows computed
+ * here from what was inserted.
+ */
+describe('an export over many months', () => {
+  const W = '515151';
+  const ticks: { t: number; seq: number; price: number; size: number }[] = [];
+  // Mid-month, so the cuts fall on the first of July 2025 and of January 2026.
+  const from = Date.UTC(2025, 0, 17, 5);
+  const cuts = exportCuts(from, Date.UTC(2026, 3, 1));
+
+  beforeAll(async () => {
+    expect(cuts).toEqual([Date.UTC(2025, 6, 1), Date.UTC(2026, 0, 1)]);
+    let seq = 1_000;
+    const at = (t: number, n: number) => {
+      // Descending seq within a run: the rows must come out in seq order, not in insertion order.
+      for (let i = n; i > 0; i--) ticks.push({ t, seq: seq + i, price: ((seq + i) % 997) / 1000, size: (t % 1000) + i });
+      seq += n + 1;
+    };
+    for (let t = from; t < Date.UTC(2026, 3, 1); t += 86_400_000 * 3 + 12_345) at(t, 1 + (t % 3));
+    for (const cut of cuts) for (const t of [cut - 1, cut, cut + 1]) at(t, 3);
+    const values = ticks.map((k) => `('${W}', fromUnixTimestamp64Milli(${k.t}, 'UTC'), ${k.seq}, 'price_change', 'YES', 0.1, 0.9, ${k.price}, ${k.size}, '0xw')`);
+    await t.deps.engine.command(`INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, market) VALUES ${values.join(', ')}`);
+    ticks.sort((a, b) => a.t - b.t || a.seq - b.seq);
+  });
+
+  const csvRow = (k: (typeof ticks)[number]) => `${k.t},price_change,YES,0.1,0.9,${k.price},${k.size}\n`;
+
+  it('CSV and JSONL hold every tick once, in (t, seq) order, across the cuts', async () => {
+    const end = Date.UTC(2026, 5, 1);
+    const csv = await (await t.get(exportUrl({ asset_id: W, start: from - 1_000, end }))).text();
+    expect(csv).toBe('timestamp,event_type,side,best_bid,best_ask,price,size\n' + ticks.map(csvRow).join(''));
+    const jsonl = await (await t.get(exportUrl({ asset_id: W, start: from - 1_000, end, format: 'jsonl' }))).text();
+    expect(jsonl).toBe(ticks.map((k) => JSON.stringify({ t: k.t, event: 'price_change', side: 'YES', best_bid: 0.1, best_ask: 0.9, price: k.price, size: k.size }) + '\n').join(''));
+  });
+
+  it('a range starting or ending on a cut, or inside one window, reads exactly its ticks', async () => {
+    for (const [start, end] of [
+      [cuts[0], cuts[1]],
+      [cuts[0] - 1, cuts[1] - 1],
+      [cuts[1], cuts[1]],
+      [from, cuts[0] - 1],
+    ]) {
+      const csv = await (await t.get(exportUrl({ asset_id: W, start, end }))).text();
+      expect(csv).toBe('timestamp,event_type,side,best_bid,best_ask,price,size\n' + ticks.filter((k) => k.t >= start && k.t <= end).map(csvRow).join(''));
+    }
+  });
+});
+
+describe('exportCuts', () => {
+  it('cuts at the first instant of every sixth month counted from the first tick, up to the last', () => {
+    expect(exportCuts(Date.UTC(2025, 0, 17), Date.UTC(2025, 6, 1) - 1)).toEqual([]);
+    expect(exportCuts(Date.UTC(2025, 0, 17), Date.UTC(2025, 6, 1))).toEqual([Date.UTC(2025, 6, 1)]);
+    // On a month's first instant: the next cut is still six months on, never the same instant.
+    expect(exportCuts(Date.UTC(2025, 7, 1), Date.UTC(2026, 9, 1))).toEqual([Date.UTC(2026, 1, 1), Date.UTC(2026, 7, 1)]);
+    expect(exportCuts(Date.UTC(2026, 0, 1), Date.UTC(2025, 0, 1))).toEqual([]);
   });
 });
 

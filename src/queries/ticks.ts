@@ -135,11 +135,6 @@ export function exportQuery(range: TickRange, format: ExportFormat): StreamQuery
   return { sql: spec.sql(where(range)), format: spec.format, params: params(range) };
 }
 
-export function streamTicksExport(engine: Engine, range: TickRange, format: ExportFormat, signal?: AbortSignal): Readable {
-  const q = exportQuery(range, format);
-  return engine.stream(q.sql, q.format, { params: q.params, signal });
-}
-
 /**
  * Turns the JSONEachRow bytes of pageQuery into the members of a JSON array, in place, counting rows
  * and keeping the extra (limit + 1)-th row out of the page. JSON strings escape line breaks and
