@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportCuts } from '../src/queries/ticks-export.js';
+import type { Engine } from '../src/clickhouse/engine.js';
+import { exportCuts, streamTicksExport } from '../src/queries/ticks-export.js';
 import { firstBytesThenDisconnect, runningQueries } from './support/export-disconnect.js';
 import { generateStream, json, replayStream, startTicksApp, type ExpectedTick, type TicksApp } from './support/ticks-fixture.js';
 
@@ -193,6 +194,26 @@ describe('an export over many months', () => {
       const csv = await (await t.get(exportUrl({ asset_id: W, start, end }))).text();
       expect(csv).toBe('timestamp,event_type,side,best_bid,best_ask,price,size\n' + ticks.filter((k) => k.t >= start && k.t <= end).map(csvRow).join(''));
     }
+  });
+
+  it('reads window by window, and a range within one window in one read with no span lookup', async () => {
+    // The real engine, with its reads recorded: which windows were read, and whether asset_stats was.
+    const reads: [number, number][] = [];
+    let lookups = 0;
+    const engine = t.deps.engine;
+    const recording = Object.create(engine, {
+      stream: { value: (sql: string, format: string, o: { params: { start: number; end: number } }) => (reads.push([o.params.start, o.params.end]), engine.stream(sql, format, o)) },
+      compactRows: { value: (...a: Parameters<Engine['compactRows']>) => (lookups++, engine.compactRows(...a)) },
+    }) as Engine;
+    const drain = async (start: number, end: number) => {
+      for await (const _ of streamTicksExport(recording, { asset_id: W, start, end }, 'csv'));
+    };
+    const end = Date.UTC(2026, 5, 1);
+    await drain(from - 1_000, end);
+    expect({ reads, lookups }).toEqual({ reads: [[from - 1_000, cuts[0] - 1], [cuts[0], cuts[1] - 1], [cuts[1], end]], lookups: 1 });
+    reads.length = lookups = 0;
+    await drain(cuts[0], cuts[0] + 86_400_000);
+    expect({ reads, lookups }).toEqual({ reads: [[cuts[0], cuts[0] + 86_400_000]], lookups: 0 });
   });
 });
 

@@ -37,6 +37,16 @@ export function exportCuts(from: number, to: number, months = EXPORT_WINDOW_MONT
   }
 }
 
+/**
+ * The cuts of an export's range. A range within one window (most exports) needs no read; a longer
+ * one is cut where the asset has ticks (SPAN_SQL), or not at all when asset_stats does not know it.
+ */
+async function cutsOf(engine: Engine, range: TickRange, signal?: AbortSignal): Promise<number[]> {
+  if (exportCuts(range.start, range.end).length === 0) return [];
+  const [span] = await engine.compactRows<[number, number, number]>(SPAN_SQL, { params: { asset_id: range.asset_id }, signal });
+  return span && span[0] > 0 ? exportCuts(Math.max(range.start, span[1]), Math.min(range.end, span[2])) : [];
+}
+
 export function streamTicksExport(engine: Engine, range: TickRange, format: ExportFormat, signal?: AbortSignal): Readable {
   if (format === 'parquet') {
     const q = exportQuery(range, format);
@@ -44,9 +54,7 @@ export function streamTicksExport(engine: Engine, range: TickRange, format: Expo
   }
   let current: Readable | undefined;
   async function* chunks(): AsyncGenerator<Buffer> {
-    const [span] = await engine.compactRows<[number, number, number]>(SPAN_SQL, { params: { asset_id: range.asset_id }, signal });
-    const cuts = span && span[0] > 0 ? exportCuts(Math.max(range.start, span[1]), Math.min(range.end, span[2])) : [];
-    const starts = [range.start, ...cuts];
+    const starts = [range.start, ...(await cutsOf(engine, range, signal))];
     for (let w = 0; w < starts.length; w++) {
       const end = w + 1 < starts.length ? starts[w + 1] - 1 : range.end;
       const q = exportQuery({ ...range, start: starts[w], end }, format);
