@@ -6,8 +6,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface ServiceProcess {
   child: ChildProcess;
-  /** Everything the child has printed so far. */
-  output(): { stdout: string; stderr: string };
+  /** Everything the child has printed so far, and the signal that ended it (null while running or on exit). */
+  output(): { stdout: string; stderr: string; signal: NodeJS.Signals | null };
   /** Resolves with the exit code (null when killed by a signal). */
   exited: Promise<number | null>;
   /** Resolves once the child says it is serving; rejects, with its output, if it exits first or takes over `ms`. */
@@ -25,8 +25,14 @@ export function startService(env: Record<string, string>): ServiceProcess {
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));
   child.stderr!.on('data', (d) => (stderr += d));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const output = () => ({ stdout, stderr });
+  let signal: NodeJS.Signals | null = null;
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code, by) => {
+      signal = by;
+      resolve(code);
+    }),
+  );
+  const output = () => ({ stdout, stderr, signal });
   return {
     child,
     output,
