@@ -3,7 +3,9 @@
 // backend's HTTP code path (TEST_BACKEND=http) — then the Python client's suite (pytest, against a
 // service it starts), and says loudly which suites could not run here.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const has = (cmd, args = ['--version']) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
 const skipped = [];
@@ -42,25 +44,60 @@ const runs = [
   },
 ];
 const results = [];
+// Each vitest run also writes a JSON report, so the end of the output can name every failed test:
+// a CI log is often read from its tail, hundreds of lines after the failure scrolled past.
+const reports = mkdtempSync(join(tmpdir(), 'tickhouse-test-'));
 for (const run of runs) {
   console.log(`\n=== npm test: TEST_BACKEND=${run.backend} ===\n`);
-  const r = spawnSync('node_modules/.bin/vitest', ['run', ...run.args, ...extra], {
-    stdio: 'inherit',
-    env: { ...process.env, TEST_BACKEND: run.backend },
-  });
-  results.push({ name: `TEST_BACKEND=${run.backend}`, ok: r.status === 0 });
+  const report = join(reports, `${run.backend}.json`);
+  const r = spawnSync(
+    'node_modules/.bin/vitest',
+    ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...run.args, ...extra],
+    { stdio: 'inherit', env: { ...process.env, TEST_BACKEND: run.backend } },
+  );
+  results.push({ name: `TEST_BACKEND=${run.backend}`, ok: r.status === 0, failures: failuresIn(report) });
 }
+rmSync(reports, { recursive: true, force: true });
 if (pythonReady) {
   console.log('\n=== npm test: Python client (pytest clients/python) ===\n');
-  // Any non-zero exit fails the run, pytest's 5 ("no tests collected") included.
-  const r = spawnSync('python3', ['-m', 'pytest', '-q', '-rs', '-p', 'no:cacheprovider', 'clients/python/tests'], { stdio: 'inherit' });
+  // Any non-zero exit fails the run, pytest's 5 ("no tests collected") included. -rfEs lists failures,
+  // errors and skips at the end, where a CI log's tail shows them.
+  const r = spawnSync('python3', ['-m', 'pytest', '-q', '-rfEs', '-p', 'no:cacheprovider', 'clients/python/tests'], { stdio: 'inherit' });
   results.push({ name: 'Python client (pytest)', ok: r.status === 0 });
 }
 warn(skipped);
-for (const r of results) console.log(`${r.name}: ${r.ok ? 'passed' : 'FAILED'}`);
+for (const r of results) {
+  console.log(`${r.name}: ${r.ok ? 'passed' : 'FAILED'}`);
+  if (!r.ok) for (const line of r.failures ?? []) console.log(`  ${line}`);
+}
 const failed = results.filter((r) => !r.ok).length;
 console.log(`${results.length - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
+
+// The failed tests of a vitest JSON report, each with the first lines of its error; a suite that
+// failed outside any test (an import error, a crashed fork) is named by its file.
+function failuresIn(report) {
+  if (!existsSync(report)) return ['(vitest wrote no report: it ended before the end of the run)'];
+  const lines = [];
+  for (const file of JSON.parse(readFileSync(report, 'utf8')).testResults ?? []) {
+    const name = file.name.replace(`${process.cwd()}/`, '');
+    const failed = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+    for (const t of failed) {
+      lines.push(`✗ ${name} > ${t.fullName}`);
+      // The message and the test's own frames; the runner's frames say nothing.
+      const message = (t.failureMessages ?? [])
+        .join('\n')
+        .split('\n')
+        .filter((l) => l.trim() && !/^\s*at (new Promise|.*node_modules)/.test(l));
+      for (const l of message.slice(0, 6)) lines.push(`    ${l.slice(0, 300)}`);
+    }
+    if (!failed.length && file.status === 'failed') {
+      lines.push(`✗ ${name} (the file failed outside its tests)`);
+      for (const l of (file.message ?? '').split('\n').filter((l) => l.trim()).slice(0, 6)) lines.push(`    ${l.slice(0, 300)}`);
+    }
+  }
+  return lines;
+}
 
 function warn(list) {
   if (!list.length) return;
