@@ -10,14 +10,16 @@ import { replayLines } from '../src/ingest/replay.js';
 import { log } from '../src/log.js';
 import { noticeCounter } from '../src/queries/book-cache.js';
 import { cachingBookReader, engineBookReader, type BookAt, type BookReader } from '../src/queries/book-reader.js';
+import { referenceBookAt } from './support/book-events-reference.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
 import { BookModel, type ModelBook } from './support/book-model.js';
 import { createTestEngine, TEST_BACKEND, type TestEngine } from './support/engine.js';
 
 /**
- * The book segment cache (src/queries/book-cache.ts): the same answers as the engine and the model
- * whatever its size, no engine query for a lookup inside a cached segment, late data (from another
- * client or process) seen at once, and the memory bound kept, measured on the heap.
+ * The book segment cache (src/queries/book-cache.ts): the same answers as the model, as the read of
+ * the base tables (engineBookReader) and as the spec's reading of book_events, whatever its size;
+ * no engine query for a lookup inside a cached segment; late data (from another client or process)
+ * seen at once; and the memory bound kept, measured on the heap.
  */
 let te: TestEngine;
 let stream: FrameStream;
@@ -132,11 +134,10 @@ describe('a checkpoint and the change it follows', () => {
     await insert([row(t0 + 10, 2, 'price_change', 0.45, 5, '[]')]);
     await insert([row(t1, 3, 'checkpoint', 0, 0, '[(0.5, 10), (0.45, 5), (0.4, 20), (0.3, 7)]')]);
     await insert([row(t1, 3, 'price_change', 0.3, 7, '[]')]);
-    const engine = engineBookReader(te.engine);
     const cached = cachingBookReader(te.engine, 64 * 2 ** 20);
     // The later instant first: its read starts at the checkpoint; then instants before it.
     for (const at of [t1 + 5, t1, t1 - 1, t0 + 10, t0 + 5, t0, t0 - 1]) {
-      expect(view(await cached.at(asset, at)), `@${at}`).toEqual(view(await engine.at(asset, at)));
+      expect(view(await cached.at(asset, at)), `@${at}`).toEqual(await referenceBookAt(te.engine, asset, at));
     }
     expect(view(await cached.at(asset, t0 + 5))).toEqual({ market: '0xtie', timestamp: t0, bids: [{ price: 0.5, size: 10 }, { price: 0.4, size: 20 }], asks: [] });
   });
@@ -280,9 +281,10 @@ onEmbedded('fills', () => {
     }
     throw new Error('no fill started');
   }
-  const engine = () => engineBookReader(te.engine);
+  /** The book at `at` from the events as the spec reads them (these assets have only book_events rows). */
+  const reference = (at: number) => referenceBookAt(te.engine, FILLED, at);
 
-  it('an asset missed at random instants is read whole in the background; then every lookup is answered from memory, the same as the engine', async () => {
+  it('an asset missed at random instants is read whole in the background; then every lookup is answered from memory, the same as the reference reading of the events', async () => {
     const counted = counting(te.engine);
     const reader = cachingBookReader(counted, 256 * 2 ** 20);
     const from = await startFill(reader);
@@ -295,7 +297,7 @@ onEmbedded('fills', () => {
     const aroundFrom = Array.from({ length: 300 }, (_, i) => from - 100 + i * 7);
     for (const at of [START - 5, START, FILLED_END, FILLED_END + 5, ...aroundFrom, ...scattered(400, 11)]) {
       const got = await reader.at(FILLED, at);
-      expect(view(got), `@${at}`).toEqual(view(await engine().at(FILLED, at)));
+      expect(view(got), `@${at}`).toEqual(await reference(at));
       if (got) expect(got.next, `@${at}`).toBe(nextEvent(at));
     }
     expect(counted.reads - reads).toBe(0);
@@ -324,7 +326,7 @@ onEmbedded('fills', () => {
     expect(stats.fills).toBe(0);
   }, 120_000);
 
-  it('while its asset is being filled, a miss is answered by a point read, one at a time: the same book and next event as the engine', async () => {
+  it('while its asset is being filled, a miss is answered by a point read, one at a time: the same book as the reference reading of the events, and the next event', async () => {
     // Point reads at once, at most (they are the reads with a UNION).
     const tracked = Object.create(te.engine) as Engine;
     let running = 0;
@@ -345,7 +347,7 @@ onEmbedded('fills', () => {
     expect(reader.cache.stats().pointReads).toBeGreaterThan(10);
     expect(most).toBe(1);
     for (const [i, at] of instants.entries()) {
-      expect(view(answers[i]), `@${at}`).toEqual(view(await engine().at(FILLED, at)));
+      expect(view(answers[i]), `@${at}`).toEqual(await reference(at));
       if (answers[i]) expect(answers[i]!.next, `@${at}`).toBe(nextEvent(at));
     }
     expect(answers[0]).toBeNull();
@@ -388,7 +390,7 @@ onEmbedded('fills', () => {
     expect(reader.cache.stats().filled).toBeLessThan(FILLED_SEGMENTS / 2);
     const after = await reader.at(FILLED, lateAt + 1);
     expect(after!.book.sizeAt('bid', 0.987)).toBe(42.5);
-    expect(view(after)).toEqual(view(await engine().at(FILLED, lateAt + 1)));
+    expect(view(after)).toEqual(await reference(lateAt + 1));
   }, 120_000);
 
   it('a fill that fails is logged, and lookups go on', async () => {
@@ -402,7 +404,7 @@ onEmbedded('fills', () => {
       expect(warn).toHaveBeenCalledWith('book cache fill failed', { asset_id: FILLED, error: 'disk on fire' });
       expect(reader.cache.stats().filled).toBe(0);
       const at = START + 123_456;
-      expect(view(await reader.at(FILLED, at))).toEqual(view(await engine().at(FILLED, at)));
+      expect(view(await reader.at(FILLED, at))).toEqual(await reference(at));
     } finally {
       warn.mockRestore();
     }

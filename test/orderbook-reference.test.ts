@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/replay.js';
-import { EVENTS_READ } from '../src/queries/orderbook.js';
+import { EVENTS_READ } from '../src/queries/book-cache.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
 import { BookModel, modelExecution, type ModelBook } from './support/book-model.js';
 import { startOrderbookApp, type OrderbookApp } from './support/orderbook-app.js';
@@ -146,20 +146,21 @@ describe('order book reconstruction against the reference model', () => {
     expect(missing).toBeGreaterThan(60);
   }, 300_000);
 
-  it('covers both reads: the last events up to T, and the fallback when no snapshot is among them', async () => {
+  it('covers books made of changes alone, more of them than a point read holds, and books after a snapshot', async () => {
     // Asset 3001's book starts from price_change alone (no book, so no checkpoint) for hundreds of
-    // changes: from its EVENTS_READ-th event until its first snapshot, a lookup finds no snapshot
-    // among the events it reads and falls back to book_snapshots + ticks. The probes above include such times.
+    // changes: from its EVENTS_READ-th event until its first snapshot, a point read (the cache's,
+    // while a fill runs) finds no snapshot among the events it reads, and the cache's read from the
+    // asset's first event answers. The probes above include such times.
     const [bounds] = await ob.te.engine.rows<{ from_ms: number; until_ms: number }>(
       `SELECT (SELECT toUnixTimestamp64Milli(t) FROM book_events WHERE asset_id = '3001' ORDER BY t, seq LIMIT 1 OFFSET {n:UInt32}) AS from_ms,
               (SELECT toUnixTimestamp64Milli(min(t)) FROM book_events WHERE asset_id = '3001' AND kind != 'price_change') AS until_ms
        SETTINGS output_format_json_quote_64bit_integers = 0`,
       { params: { n: EVENTS_READ - 1 } },
     );
-    const onFallback = probes.filter((p) => p.asset === '3001' && p.at >= bounds.from_ms && p.at < bounds.until_ms);
-    const onEvents = probes.filter((p) => p.asset !== '3001' && p.at > stream.start + 60_000);
-    expect(onFallback.length).toBeGreaterThan(5);
-    expect(onEvents.length).toBeGreaterThan(100);
+    const onChangesAlone = probes.filter((p) => p.asset === '3001' && p.at >= bounds.from_ms && p.at < bounds.until_ms);
+    const afterSnapshots = probes.filter((p) => p.asset !== '3001' && p.at > stream.start + 60_000);
+    expect(onChangesAlone.length).toBeGreaterThan(5);
+    expect(afterSnapshots.length).toBeGreaterThan(100);
   });
 
   it('answers /v1/price exactly at the same timestamps', checkPrices, 300_000);

@@ -3,7 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { runMigrations } from '../../src/clickhouse/migrations.js';
 import { cachingBookReader } from '../../src/queries/book-reader.js';
-import { stateQuery } from '../../src/queries/orderbook.js';
+import { reconstructionQuery } from './reconstruction.js';
 import { exportQuery } from '../../src/queries/ticks.js';
 import { processCpuMs } from './orderbook.js';
 import { engineTransfer, httpTransfer } from './ticks.js';
@@ -72,7 +72,7 @@ export async function benchBacktest(ctx: BenchContext): Promise<BenchRow[]> {
   agent.destroy();
   started = performance.now();
   for (const at of instants) {
-    const { sql, params } = stateQuery(asset.asset_id, at);
+    const { sql, params } = reconstructionQuery(asset.asset_id, at);
     await ctx.engine.compactRows(sql, { params });
   }
   const rawRate = instants.length / ((performance.now() - started) / 1000);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { stateQuery } from '../../src/queries/orderbook.js';
+import { reconstructionQuery } from './reconstruction.js';
 import type { BenchContext, BenchRow } from './types.js';
 
 /**
@@ -75,7 +75,7 @@ export async function benchOrderbook(ctx: BenchContext): Promise<BenchRow[]> {
   const url = new URL(ctx.service.url);
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
   const raw = () => {
-    const { sql, params } = stateQuery(asset.asset_id, randomT());
+    const { sql, params } = reconstructionQuery(asset.asset_id, randomT());
     return ctx.engine.compactRows(sql, { params }).then(() => undefined);
   };
   const endpoints: [string, () => string][] = [

@@ -1,8 +1,9 @@
+import { DEFAULT_CHECKPOINTS } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
 import { BookSegment, SegmentBuilder } from './book-segment.js';
 import { log } from '../log.js';
 import { BINARY_EVENT_COLUMNS, BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './book-event-decoder.js';
-import { EVENTS_READ, MAX_TIME_MS, POINT_READ } from './orderbook.js';
+import { MAX_TIME_MS, POINT_READ } from './orderbook.js';
 
 /**
  * Immutable history read once: the segments (a snapshot and the changes up to the next one) that
@@ -24,12 +25,22 @@ import { EVENTS_READ, MAX_TIME_MS, POINT_READ } from './orderbook.js';
  */
 
 /**
+ * Events a point read (POINT_SQL) reads back from T: the checkpoint interval plus room for the
+ * snapshot row and the change that shares its (t, seq). book_events holds the changes and the
+ * snapshots of an asset in one key range, so these contain the latest snapshot whenever fewer
+ * changes than that followed it, which the ingester's checkpoints guarantee (DEFAULT_CHECKPOINTS:
+ * every 200). Fewer rows than this means the asset's whole history up to T was read.
+ */
+export const EVENTS_READ = DEFAULT_CHECKPOINTS.changes + 56;
+
+/**
  * Events one miss reads forward from the snapshot before T: ~40 segments at the default checkpoint
- * interval. A read's cost is mostly fixed (finding the snapshot key, opening the part): measured on
+ * interval. An instant further than that from its snapshot (checkpoints off, or more events in one
+ * millisecond) is answered by the fallback read (book-reader.ts). A read's cost is mostly fixed (finding the snapshot key, opening the part): measured on
  * the bench's largest asset, 8,192 events cost ~17 ms of CPU and 1,024 ~13 ms, so a miss reads far
  * ahead and random instants fill the cache at a fraction of a point read per segment.
  */
-const SEGMENTS_READ = 8192;
+export const SEGMENTS_READ = 8192;
 
 /** Segments a fill gathers before it asks for their notices and keeps them (~100k events). */
 const FILL_BATCH = 1024;
@@ -75,10 +86,9 @@ ${limit === null ? '' : `LIMIT ${limit}`}
 SETTINGS ${POINT_READ}`;
 
 /**
- * The last EVENTS_READ events up to {at}, newest first (they hold its latest snapshot, as the
- * engine's own point read relies on: orderbook.ts), and the first event after {at}: a miss while
- * the asset is being filled costs about a point read. Each branch keeps its order; a row after {at}
- * tells itself apart by its time.
+ * The last EVENTS_READ events up to {at}, newest first (they hold its latest snapshot, see
+ * EVENTS_READ), and the first event after {at}: a miss while the asset is being filled costs about
+ * a point read. Each branch keeps its order; a row after {at} tells itself apart by its time.
  */
 const POINT_SQL = `
 SELECT * FROM (

@@ -24,7 +24,10 @@ export interface BookAt extends BookState {
   next: number;
 }
 
-/** Every read goes to the engine (no cache, nothing known about later events). */
+/**
+ * Every read is one query of book_snapshots and ticks (bookStateAt), whatever lies between the
+ * snapshot and the instant; nothing is kept, nothing is known about later events.
+ */
 export function engineBookReader(engine: Engine): BookReader {
   return {
     async at(assetId, at, signal) {
@@ -37,8 +40,8 @@ export function engineBookReader(engine: Engine): BookReader {
 
 /**
  * Reads through a BookCache of `capacityBytes` (0: every read goes to the engine, the same way).
- * An instant no segment can answer (a millisecond holding more events than one read) is read
- * straight from the engine.
+ * An instant no read of the cache reaches (more than SEGMENTS_READ events after its snapshot:
+ * checkpoints off, or a millisecond holding that many) is read by engineBookReader.
  */
 export function cachingBookReader(engine: Engine, capacityBytes: number): BookReader & { cache: BookCache } {
   const cache = new BookCache(engine, capacityBytes);

@@ -1,4 +1,4 @@
-import { DEFAULT_CHECKPOINTS, midpoint, OrderBook, sideOfOrder, type BookState, type Level } from '../book/index.js';
+import { midpoint, OrderBook, sideOfOrder, type BookState, type Level } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
 import { BINARY_EVENT_COLUMNS, BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './book-event-decoder.js';
 
@@ -8,11 +8,9 @@ import { BINARY_EVENT_COLUMNS, BookEventDecoder, KIND_CHANGE, SIDE_BUY } from '.
  * price_change records the book side it set in `book_side` (BUY = bids, SELL = asks). The levels are
  * applied by src/book (OrderBook); this file only reads the events.
  *
- * Point reads: book_events holds the changes and the snapshots of an asset in one key range, so the
- * last EVENTS_READ events up to T, newest first, contain the latest snapshot whenever fewer changes
- * than that followed it, which the ingester's checkpoints guarantee (DEFAULT_CHECKPOINTS: every
- * 200). Otherwise (checkpoints off or dropped, a book that never had one) a second query reads the
- * latest snapshot from book_snapshots and every change after it from ticks: still exact, just slower.
+ * Lookups at an instant read book_events through the segment cache (book-cache.ts). bookStateAt
+ * reads the tables the events come from instead (book_snapshots, ticks) in one query, whatever
+ * lies between the snapshot and T: the answer for an instant no bounded read of book_events reaches.
  */
 
 /** Largest instant DateTime64(3) holds (2299-12-31 23:59:59.999 UTC): "latest" and the clamp for later times. */
@@ -27,33 +25,9 @@ export const MAX_TIME_MS = 10_413_791_999_999;
 export const POINT_READ = 'max_threads = 1, use_skip_indexes = 0, use_query_condition_cache = 0';
 
 /**
- * Events one lookup reads back from T: the checkpoint interval plus room for the snapshot row and
- * the change that shares its (t, seq). Fewer rows than this means the asset's whole history up to
- * T was read.
- */
-export const EVENTS_READ = DEFAULT_CHECKPOINTS.changes + 56;
-
-/** The columns of a book_events row, in the order of EventRow. (`ms`, not `t`: an alias named `t` would shadow the column in WHERE.) */
-const EVENT_COLUMNS = 'toUnixTimestamp64Milli(t) AS ms, seq, kind, market, price, size, book_side, bids, asks';
-
-/**
- * The last EVENTS_READ events of an asset up to {at}, newest first: a reverse read of one primary-key
- * range that stops after that many rows. Merging happens in JS: measured here, folding levels in SQL
- * (GROUP BY per level) or even a plain groupArray over these rows costs more engine CPU than the
- * merge of a few hundred changes costs Node.
- */
-const EVENTS_SQL = `
-SELECT ${EVENT_COLUMNS}
-FROM book_events
-WHERE asset_id = {asset_id:String} AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
-ORDER BY t DESC, seq DESC
-LIMIT ${EVENTS_READ}
-SETTINGS ${POINT_READ}`;
-
-/**
- * The fallback read: the latest snapshot (t ms, seq, market, bids, asks) or null, and every
- * `price_change` after it up to {at} as (t ms, seq, price, size, book_side, market). One row always.
- * The snapshot key is a scalar subquery, so the ticks read is a primary-key range from it to {at}.
+ * The latest snapshot (t ms, seq, market, bids, asks) or null, and every `price_change` after it up
+ * to {at} as (t ms, seq, price, size, book_side, market). One row always. The snapshot key is a
+ * scalar subquery, so the ticks read is a primary-key range from it to {at}.
  */
 const STATE_SQL = `
 WITH fromUnixTimestamp64Milli({at:Int64}, 'UTC') AS at,
@@ -67,18 +41,6 @@ WHERE asset_id = {asset_id:String} AND event = 'price_change' AND t >= snap_t AN
   AND (snap IS NULL OR (t, seq) > (snap_t, assumeNotNull(snap).2))
 SETTINGS ${POINT_READ}`;
 
-/** One book_events row (JSONCompactEachRow of EVENT_COLUMNS). */
-type EventRow = [
-  ms: number,
-  seq: number,
-  kind: 'price_change' | 'book' | 'checkpoint',
-  market: string,
-  price: number,
-  size: number,
-  bookSide: 'BUY' | 'SELL' | '',
-  bids: Level[],
-  asks: Level[],
-];
 type SnapshotTuple = [t: number, seq: number, market: string, bids: Level[], asks: Level[]];
 type DeltaTuple = [t: number, seq: number, price: number, size: number, bookSide: 'BUY' | 'SELL', market: string];
 
@@ -86,35 +48,11 @@ function clamp(at: number): number {
   return Math.min(at, MAX_TIME_MS);
 }
 
-/** The read behind bookStateAt whenever checkpoints are in place (the benchmark runs it raw). */
-export function stateQuery(assetId: string, at: number | null) {
-  return { sql: EVENTS_SQL, params: { asset_id: assetId, at: clamp(at ?? MAX_TIME_MS) } };
-}
-
-/**
- * The book at `at` (ms; null = latest), or null when the asset has no book then. One engine query; a
- * second only when no snapshot is among the last EVENTS_READ events (see the top of this file).
- */
+/** The book at `at` (ms; null = latest), or null when the asset has no book then: one query of book_snapshots and ticks. */
 export async function bookStateAt(engine: Engine, assetId: string, at: number | null, signal?: AbortSignal): Promise<BookState | null> {
-  const { sql, params } = stateQuery(assetId, at);
-  const events = await engine.compactRows<EventRow>(sql, { params, signal });
-  const snapAt = events.findIndex((e) => e[2] !== 'price_change');
-  if (snapAt >= 0) {
-    const [ms, seq, , market, , , , bids, asks] = events[snapAt];
-    // Changes newer than the snapshot; the one sharing its (t, seq) is already in its levels.
-    const after = events.slice(0, snapAt).filter((e) => e[0] > ms || (e[0] === ms && e[1] > seq));
-    return fromSnapshot([ms, seq, market, bids, asks], after.map(deltaOf));
-  }
-  // No snapshot up to `at`, and every event up to it was read: the changes alone make the book.
-  if (events.length < EVENTS_READ) return events.length ? fromSnapshot(null, events.map(deltaOf)) : null;
-  const rows = await engine.rows<{ snap: SnapshotTuple | null; deltas: DeltaTuple[] }>(STATE_SQL, { params, signal });
-  const { snap, deltas } = rows[0];
-  return snap === null && deltas.length === 0 ? null : fromSnapshot(snap, deltas);
-}
-
-const deltaOf = (e: EventRow): DeltaTuple => [e[0], e[1], e[4], e[5], e[6] as 'BUY' | 'SELL', e[3]];
-
-function fromSnapshot(snap: SnapshotTuple | null, deltas: DeltaTuple[]): BookState {
+  const params = { asset_id: assetId, at: clamp(at ?? MAX_TIME_MS) };
+  const [{ snap, deltas }] = await engine.rows<{ snap: SnapshotTuple | null; deltas: DeltaTuple[] }>(STATE_SQL, { params, signal });
+  if (snap === null && deltas.length === 0) return null;
   const state: BookState = { market: '', timestamp: 0, book: new OrderBook() };
   if (snap !== null) {
     [state.timestamp, , state.market] = snap;
