@@ -35,10 +35,11 @@ export const EVENTS_READ = DEFAULT_CHECKPOINTS.changes + 56;
 
 /**
  * Events one miss reads forward from the snapshot before T: ~40 segments at the default checkpoint
- * interval. An instant further than that from its snapshot (checkpoints off, or more events in one
- * millisecond) is answered by the fallback read (book-reader.ts). A read's cost is mostly fixed (finding the snapshot key, opening the part): measured on
+ * interval. A read's cost is mostly fixed (finding the snapshot key, opening the part): measured on
  * the bench's largest asset, 8,192 events cost ~17 ms of CPU and 1,024 ~13 ms, so a miss reads far
- * ahead and random instants fill the cache at a fraction of a point read per segment.
+ * ahead and random instants fill the cache at a fraction of a point read per segment. An instant
+ * further than that from its snapshot (checkpoints off, or as many events in one millisecond) is
+ * answered by the fallback read (book-reader.ts).
  */
 export const SEGMENTS_READ = 8192;
 
