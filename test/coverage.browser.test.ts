@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openAccountStore } from '../src/accounts/index.js';
 import type { AccountStore } from '../src/accounts/store.js';
 import { createApp } from '../src/app.js';
@@ -14,6 +14,7 @@ import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { replayLines } from '../src/ingest/replay.js';
 import { bookFrame, capture, changeFrame, type Pair } from './support/coverage-lines.js';
+import { ARTIFACTS, describeInBrowser, launchBrowser } from './support/browser.js';
 import { freePort } from './support/global-setup.js';
 
 /**
@@ -21,9 +22,6 @@ import { freePort } from './support/global-setup.js';
  * a recorder archive (written by hand) of three days and today, with a deep book.
  * Screenshot: test-artifacts/dashboard-coverage.png.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const haveBrowser = existsSync(CHROMIUM);
-const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 const ASSET = '720000000000000000000000000000000000000000000000000000000000000000000000001';
 const MARKET = `0x${'c7'.repeat(32)}`;
 const H = 3_600_000;
@@ -60,7 +58,7 @@ function archive(now: number) {
   return { lines, days: [d3, d2, d1, today] };
 }
 
-describe.skipIf(!haveBrowser)('coverage strip and ladder in a real browser', () => {
+describeInBrowser('test/coverage.browser.test.ts')('coverage strip and ladder in a real browser', () => {
   let dir: string;
   let engine: Engine;
   let accounts: AccountStore;
@@ -88,14 +86,7 @@ describe.skipIf(!haveBrowser)('coverage strip and ladder in a real browser', () 
     await accounts.createAccount({ email: null, keyHash: hashApiKey(key), plan: 'monthly', plan_expires_at: now + 30 * DAY, now });
     server = serve({ fetch: createApp({ config, engine, accounts, clock: systemClock }).fetch, port, hostname: '127.0.0.1' });
 
-    mkdirSync(ARTIFACTS, { recursive: true });
-    context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'tickhouse-chromium-')), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-      viewport: { width: 1400, height: 1100 },
-    });
-    context.setDefaultTimeout(10_000);
+    context = await launchBrowser(join(dir, 'chromium'), { viewport: { width: 1400, height: 1100 } });
     page = context.pages()[0] ?? (await context.newPage());
     page.on('pageerror', (err) => pageErrors.push(err.message));
     await page.goto(`${base}/#/account`);

@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openAccountStore } from '../src/accounts/index.js';
 import type { AccountStore } from '../src/accounts/store.js';
 import { createApp } from '../src/app.js';
@@ -12,6 +12,7 @@ import { runMigrations } from '../src/clickhouse/migrations.js';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { replayLines } from '../src/ingest/replay.js';
+import { ARTIFACTS, describeInBrowser, launchBrowser } from './support/browser.js';
 import { freePort } from './support/global-setup.js';
 
 /**
@@ -25,14 +26,6 @@ import { freePort } from './support/global-setup.js';
  */
 const NOW = Date.UTC(2026, 5, 24, 12, 0, 0);
 
-const CHROMIUM = '/usr/bin/chromium';
-const haveBrowser = existsSync(CHROMIUM);
-const requireBrowser = process.env.TEST_REQUIRE_BROWSER === '1';
-if (!haveBrowser && !requireBrowser) {
-  console.warn(`\n${'!'.repeat(78)}\n!! SKIPPED test/dashboard.browser.test.ts: ${CHROMIUM} is not installed.\n!! Install Debian's chromium (apt-get install chromium) or set TEST_REQUIRE_BROWSER=1 to make this a failure.\n${'!'.repeat(78)}\n`);
-}
-
-const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 const KEY_FORMAT = /^th_live_[A-Za-z0-9_-]{43}$/;
 
 /** One market, two outcome tokens; the question is what the test searches for. */
@@ -88,7 +81,7 @@ function scenario(): Scenario {
 
 const utcText = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 
-describe.skipIf(!haveBrowser && !requireBrowser)('dashboard in a real browser', () => {
+describeInBrowser('test/dashboard.browser.test.ts')('dashboard in a real browser', () => {
   let dir: string;
   let engine: Engine;
   let accounts: AccountStore;
@@ -105,7 +98,6 @@ describe.skipIf(!haveBrowser && !requireBrowser)('dashboard in a real browser', 
   const apiAs = (apiKey: string, path: string) => fetch(`${base}${path}`, { headers: { Authorization: `Bearer ${apiKey}` } });
 
   beforeAll(async () => {
-    if (!haveBrowser) throw new Error(`TEST_REQUIRE_BROWSER=1 but ${CHROMIUM} is missing`);
     dir = mkdtempSync(join(tmpdir(), 'tickhouse-dashboard-'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
@@ -119,21 +111,13 @@ describe.skipIf(!haveBrowser && !requireBrowser)('dashboard in a real browser', 
     const app = createApp({ config, engine, accounts, clock: new ManualClock(NOW) });
     server = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' });
 
-    mkdirSync(ARTIFACTS, { recursive: true });
-    context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'tickhouse-chromium-')), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      viewport: { width: 1280, height: 900 },
-      acceptDownloads: true,
-    });
+    context = await launchBrowser(join(dir, 'chromium'), { viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     // The page must load nothing from another origin (issue: no script or font from the internet).
     context.on('request', (request) => {
       const url = new URL(request.url());
       if (url.origin !== base && !['blob:', 'data:'].includes(url.protocol)) offOrigin.push(request.url());
     });
     await context.clock.setFixedTime(NOW);
-    context.setDefaultTimeout(10_000);
     page = context.pages()[0] ?? (await context.newPage());
     page.on('pageerror', (err) => pageErrors.push(err.message));
   });
