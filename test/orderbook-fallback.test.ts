@@ -136,7 +136,7 @@ describe('order book fallback reconstruction (a snapshot, then more changes than
         }),
       );
     }
-    // A quarter of each region is past the reach of the cache's reads.
+    // About a fifth of each region's events lie past the reach of the cache's reads.
     expect(fallback).toBeGreaterThan(probes.length / 6);
   }, 300_000);
 

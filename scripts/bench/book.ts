@@ -13,8 +13,9 @@ import type { BenchContext, BenchRow } from './types.js';
 /**
  * Issue 14's workloads on the largest asset: the book dataset export (depth 10) against the raw
  * engine exporting the same range of ticks as CSV, and the raw engine's read of the book events the
- * export folds, alone (the most any export that reads them could reach); a backtest stepping /v1/orderbook through time
- * against the raw reconstruction query at the same instants; the segment cache's memory, measured.
+ * export folds, alone (the most any export that reads them could reach); a backtest stepping
+ * /v1/orderbook through time against the raw reconstruction query at the same instants; the
+ * segment cache's memory, measured.
  */
 const MB = 1e6;
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
