@@ -2,8 +2,8 @@ import { Agent, request } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { runMigrations } from '../../src/clickhouse/migrations.js';
-import { BINARY_EVENT_COLUMNS } from '../../src/queries/book-event-decoder.js';
 import { cachingBookReader } from '../../src/queries/book-reader.js';
+import { forwardQuery, MAX_TIME_MS } from '../../src/queries/orderbook.js';
 import { reconstructionQuery } from './reconstruction.js';
 import { exportQuery } from '../../src/queries/ticks.js';
 import { processCpuMs } from './orderbook.js';
@@ -35,14 +35,15 @@ export async function benchBookExport(ctx: BenchContext): Promise<BenchRow[]> {
   // A grid of about five million rows, for memory over a long export.
   const interval = Math.ceil((big.end - big.start) / 5_000_000);
   const grid = await httpTransfer(ctx, `/v1/orderbook/export?${qs({ ...range, depth: 10, interval, format: 'csv' })}`);
-  // The export's read (the asset's book events in (t, seq) order, as RowBinary) with nothing done
-  // with the bytes: no fold, no text, no socket. Its time alone bounds the rows/s of the export.
+  // The export's own read (orderbook.ts forwardQuery: the asset's book events in (t, seq) order, as
+  // RowBinary) with nothing done with the bytes: no fold, no text, no socket. Its time alone bounds
+  // the rows/s of the export.
   const [{ market, events }] = await ctx.engine.rows<{ market: string; events: string }>(
     'SELECT any(market) AS market, count() AS events FROM book_events WHERE asset_id = {asset_id:String}',
     { params: { asset_id: big.asset_id } },
   );
-  const eventsSql = `SELECT ${BINARY_EVENT_COLUMNS} FROM book_events WHERE asset_id = {asset_id:String} ORDER BY t, seq SETTINGS use_query_condition_cache = 0`;
-  const read = await engineTransfer(ctx.engine, { sql: eventsSql, format: 'RowBinary', params: { asset_id: big.asset_id, usual_market: market } });
+  const q = forwardQuery(big.asset_id, { ms: 0, seq: 0 }, MAX_TIME_MS, market);
+  const read = await engineTransfer(ctx.engine, { sql: q.sql, format: 'RowBinary', params: q.params });
   const ceiling = rows / (read.totalMs / 1000);
   return [
     {
