@@ -1,4 +1,4 @@
--- Every tick, exactly as INGEST.md §2 derives it from the feed.
+-- Every tick, exactly as docs/INGEST.md §2 derives it from the feed.
 -- ORDER BY (asset_id, t, seq): every read is "one asset, a time range, in arrival order", so the
 -- primary key turns each request into one contiguous range read that is already sorted; seq keeps
 -- equal timestamps in arrival order and makes (asset_id, t, seq) unique.

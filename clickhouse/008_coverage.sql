@@ -1,4 +1,4 @@
--- Coverage (TIME-MACHINE.md §4): what a live recorder captured, and whether exchange books matched
+-- Coverage (docs/TIME-MACHINE.md §4): what a live recorder captured, and whether exchange books matched
 -- the book rebuilt from the events before them. /v1/coverage and the coverage of /v1/markets read
 -- only these tables and rollups, never ticks.
 

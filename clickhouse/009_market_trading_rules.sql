@@ -1,4 +1,4 @@
--- What Polymarket's CLOB read API reports per token besides the book (TIME-MACHINE.md §2): the
+-- What Polymarket's CLOB read API reports per token besides the book (docs/TIME-MACHINE.md §2): the
 -- minimum order size, the tick size and whether the market uses the neg-risk exchange, from Gamma's
 -- orderMinSize, orderPriceMinTickSize and negRisk. NULL = the metadata did not say; the
 -- Polymarket-compatible endpoints then answer Polymarket's defaults.

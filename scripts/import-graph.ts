@@ -3,15 +3,15 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
- * The folder-level import graph of src/ (`npm run import-graph`): each folder directly under src/ is
- * one node (`accounts`, `http`, ...), each file directly in src/ is its own node (`config.ts`).
- * Type-only imports count: they tie the folders together just as much. Prints every edge with the
- * files behind it, then the cycles; exits 1 when there is one.
+ * The import graphs of src/ (`npm run import-graph`). Folder level: each folder directly under src/
+ * is one node (`accounts`, `http`, ...), each file directly in src/ is its own node (`config.ts`).
+ * File level: every file is a node. Type-only imports count: they tie the parts together just as
+ * much. Prints every folder edge, then the cycles of either graph; exits 1 when there is one.
  */
 export const SRC_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 
 /** `from` node → `to` node → the importing files (relative to src/). */
-export type FolderGraph = Map<string, Map<string, string[]>>;
+export type ImportGraph = Map<string, Map<string, string[]>>;
 
 const IMPORT = /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm;
 
@@ -23,13 +23,21 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** The node a file under `srcDir` belongs to. */
-export function nodeOf(srcDir: string, file: string): string {
+/** The folder node a file under `srcDir` belongs to. */
+export function folderOf(srcDir: string, file: string): string {
   return relative(srcDir, file).split(sep)[0];
 }
 
-export function folderGraph(srcDir = SRC_DIR): FolderGraph {
-  const graph: FolderGraph = new Map();
+/** The file node of a file under `srcDir`: its path relative to it. */
+export function fileOf(srcDir: string, file: string): string {
+  return relative(srcDir, file);
+}
+
+export const folderGraph = (srcDir = SRC_DIR) => importGraph(srcDir, folderOf);
+export const fileGraph = (srcDir = SRC_DIR) => importGraph(srcDir, fileOf);
+
+function importGraph(srcDir: string, nodeOf: (srcDir: string, file: string) => string): ImportGraph {
+  const graph: ImportGraph = new Map();
   for (const file of sourceFiles(srcDir)) {
     const from = nodeOf(srcDir, file);
     if (!graph.has(from)) graph.set(from, new Map());
@@ -47,8 +55,8 @@ export function folderGraph(srcDir = SRC_DIR): FolderGraph {
   return graph;
 }
 
-/** Strongly connected components with more than one node (Tarjan): each is a cycle of folders. */
-export function cycles(graph: FolderGraph): string[][] {
+/** Strongly connected components with more than one node (Tarjan): each is a cycle. */
+export function cycles(graph: ImportGraph): string[][] {
   let index = 0;
   const indices = new Map<string, number>();
   const low = new Map<string, number>();
@@ -82,21 +90,23 @@ export function cycles(graph: FolderGraph): string[][] {
 }
 
 function main() {
-  const graph = folderGraph();
-  for (const from of [...graph.keys()].sort()) {
-    const edges = graph.get(from)!;
-    const targets = [...edges.keys()].sort();
+  const folders = folderGraph();
+  for (const from of [...folders.keys()].sort()) {
+    const targets = [...folders.get(from)!.keys()].sort();
     process.stdout.write(`${from} -> ${targets.length ? targets.join(', ') : '(nothing)'}\n`);
   }
-  const found = cycles(graph);
+  const files = fileGraph();
+  const edges = [...files.values()].reduce((n, to) => n + to.size, 0);
+  process.stdout.write(`\nfiles: ${files.size}, imports between them: ${edges}\n`);
+  const found = [...cycles(folders).map((c) => ({ c, graph: folders })), ...cycles(files).map((c) => ({ c, graph: files }))];
   if (!found.length) {
-    process.stdout.write('\nno cycle\n');
+    process.stdout.write('\nno cycle, folders or files\n');
     return;
   }
-  for (const component of found) {
+  for (const { c: component, graph } of found) {
     process.stdout.write(`\ncycle: ${component.join(' <-> ')}\n`);
     for (const from of component) {
-      for (const [to, files] of graph.get(from)!) if (component.includes(to)) process.stdout.write(`  ${from} -> ${to}: ${[...new Set(files)].join(', ')}\n`);
+      for (const [to, importers] of graph.get(from)!) if (component.includes(to)) process.stdout.write(`  ${from} -> ${to}: ${[...new Set(importers)].join(', ')}\n`);
     }
   }
   process.exitCode = 1;

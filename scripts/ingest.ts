@@ -3,13 +3,13 @@ import { parseArgs } from 'node:util';
 import { createEngine } from '../src/clickhouse/index.js';
 import { runMigrations } from '../src/clickhouse/migrations.js';
 import { loadConfig } from '../src/config.js';
-import { readGammaFile, replayFile, type ReplaySummary } from '../src/ingest/replay.js';
+import { readGammaFile, replayFile, type ReplaySummary } from '../src/ingest/frame-files.js';
 import { runCli } from './cli.js';
 
 const USAGE = `Usage: npm run ingest -- replay <file> [--markets <gamma.json>]
 
 Replays a file of raw Polymarket market-channel frames (one frame per line, exactly as received;
-plain or gzip) into the configured store (INGEST.md). --markets: a Gamma /markets answer (JSON
+plain or gzip) into the configured store (docs/INGEST.md). --markets: a Gamma /markets answer (JSON
 array) for outcome labels and questions. Replaying the same file again adds nothing.`;
 
 const args = await parseCommandLine();

@@ -8,7 +8,7 @@ import { ApiError } from './http/errors.js';
 import { accessLog, bearerChallenge, requestId } from './http/middleware.js';
 import { renderError, renderNotFound } from './http/render-error.js';
 import { setLogLevel } from './log.js';
-import { cachingBookReader } from './queries/book-reader.js';
+import { cachingBookReader } from './book-history/reader.js';
 import { ReplayServer } from './replay/server.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
@@ -23,7 +23,7 @@ import { registerReplayRoutes } from './routes/replay.js';
 import { registerTicksRoutes } from './routes/ticks.js';
 
 /**
- * Paths whose every authenticated request counts toward the daily limit (API.md §2). A Hono
+ * Paths whose every authenticated request counts toward the daily limit (docs/API.md §2). A Hono
  * pattern `/x/*` also matches `/x` itself, so listing both would run the middleware twice.
  */
 export const DATA_PATHS = ['/v1/orderbook/*', '/v1/ticks/*', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price', '/v1/coverage'];

@@ -3,7 +3,7 @@ import type { PaymentProvider } from './billing/provider.js';
 import type { Engine } from './clickhouse/engine.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
-import type { BookReader } from './queries/book-reader.js';
+import type { BookReader } from './book-history/port.js';
 
 /** Everything the HTTP app needs from outside; main.ts builds it, tests build their own. */
 export interface AppDeps {

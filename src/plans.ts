@@ -1,4 +1,4 @@
-/** The plan table of API.md §2: the single source of truth for prices, durations and limits. */
+/** The plan table of docs/API.md §2: the single source of truth for prices, durations and limits. */
 export const PLANS = {
   free: { price_usd: 0, duration_days: null, data_access_days: 0, rate_limit_daily: 100 },
   daily: { price_usd: 1.0, duration_days: 1, data_access_days: 7, rate_limit_daily: 1_000 },

@@ -23,7 +23,7 @@ export function nextUtcMidnight(ms: number): number {
 }
 
 /**
- * ISO 8601 to the second with an explicit `+00:00` offset (API.md §1), e.g.
+ * ISO 8601 to the second with an explicit `+00:00` offset (docs/API.md §1), e.g.
  * `2026-06-25T00:00:00+00:00`. Instants the API prints this way (window starts, plan expiries) are
  * whole seconds by construction (see `wholeSecondAtOrAfter`), so nothing is lost.
  */

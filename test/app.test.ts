@@ -89,7 +89,7 @@ describe('operations', () => {
     expect(text).toContain('# TYPE tickhouse_http_request_duration_seconds histogram');
   });
 
-  it('GET /v1/openapi.json is OpenAPI 3.1 and declares every route of API.md', async () => {
+  it('GET /v1/openapi.json is OpenAPI 3.1 and declares every route of docs/API.md', async () => {
     const res = await app.request('/v1/openapi.json');
     expect(res.status).toBe(200);
     const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };

@@ -7,7 +7,7 @@ import { describeEachStore } from './support/account-stores.js';
 import { startBillingApp, ipnBody, type BillingApp } from './support/billing-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
-/** POST /v1/billing/ipn: what is refused, what is recorded, and what never upgrades (BILLING.md). */
+/** POST /v1/billing/ipn: what is refused, what is recorded, and what never upgrades (docs/BILLING.md). */
 const T0 = Date.UTC(2026, 4, 1, 8, 0, 0);
 const SECRET = 'ipn-test-secret';
 let engine: TestEngine;

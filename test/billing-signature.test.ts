@@ -13,7 +13,7 @@ const vectors = JSON.parse(readFileSync(fixturePath('nowpayments/hmac-vectors.js
 /** samples.jsonl lines 1 and 2 are the raw bodies of the IPN_GO and IPN_DOC vectors. */
 const rawBodies = readFileSync(fixturePath('nowpayments/samples.jsonl'), 'utf8').split('\n').slice(0, 2);
 
-describe('IPN signature (BILLING.md)', () => {
+describe('IPN signature (docs/BILLING.md)', () => {
   it.each(vectors.map((v, i) => [v.name, v, rawBodies[i]] as const))('%s: canonical text and signature match the vector', (_name, vector, raw) => {
     expect(raw === vector.canonical_string).toBe(vector.raw_body_equals_canonical);
     const body = JSON.parse(raw);

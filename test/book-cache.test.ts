@@ -6,10 +6,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { EmbeddedEngine } from '../src/clickhouse/embedded.js';
 import type { Engine } from '../src/clickhouse/engine.js';
 import { ServerEngine } from '../src/clickhouse/server.js';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { log } from '../src/log.js';
-import { noticeCounter } from '../src/queries/book-cache.js';
-import { cachingBookReader, engineBookReader, type BookAt, type BookReader } from '../src/queries/book-reader.js';
+import { noticeCounter } from '../src/book-history/cache.js';
+import type { BookAt, BookReader } from '../src/book-history/port.js';
+import { cachingBookReader, engineBookReader } from '../src/book-history/reader.js';
 import { referenceBookAt } from './support/book-events-reference.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
 import { BookModel, type ModelBook } from './support/book-model.js';
@@ -215,7 +216,7 @@ describe('late data', () => {
     expect(view(await reader.at(asset, at))).toEqual(modelView(model.bookAt(asset, at)));
     const late = lateChange(asset, at - 2, 0.013, 7.25);
     const script = `
-      import { ServerEngine } from './src/clickhouse/server.ts';
+      import { ServerEngine } from './src/clickhouse/server.js';
       const engine = new ServerEngine({ url: ${JSON.stringify(te.http!.url)}, username: 'default', password: '', database: 'default' });
       await engine.command(${JSON.stringify(late.sql)}, { params: ${JSON.stringify(late.params)} });
       await engine.close();`;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bookStates } from '../src/queries/orderbook.js';
+import { bookStates } from '../src/book-history/fold.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 /**

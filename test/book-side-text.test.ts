@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OrderBook, type Level } from '../src/book/index.js';
-import { NO_SEPARATOR, SideText } from '../src/queries/book-side-text.js';
+import { NO_SEPARATOR, SideText } from '../src/exports/side-text.js';
 
 /**
  * SideText copies the bytes of levels the previous row had instead of writing them again. Whatever

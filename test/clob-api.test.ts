@@ -3,13 +3,13 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { OrderBook } from '../src/book/index.js';
 import { bookSummary } from '../src/clob/book-summary.js';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { setLogLevel } from '../src/log.js';
 import { startDataApp, type DataApp } from './support/data-app.js';
 import { fixturePath } from './support/fixtures.js';
 
 /**
- * The Polymarket-compatible read API (TIME-MACHINE.md §2) on a small hand-written stream: exact
+ * The Polymarket-compatible read API (docs/TIME-MACHINE.md §2) on a small hand-written stream: exact
  * bodies of every endpoint at instants before, inside and after its events, and every error status
  * in Polymarket's `{"error": …}` shape. Expected values are worked out by hand from the frames.
  */

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Chain, ClobClient, PriceHistoryInterval, Side, type MarketPrice, type OrderBookSummary } from '@polymarket/clob-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
 import { BookModel } from './support/book-model.js';
 import { startDataApp, type DataApp } from './support/data-app.js';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { startDataApp, type DataApp } from './support/data-app.js';
 import { bookFrame, capture, changeFrame, type Pair } from './support/coverage-lines.js';
 import { json } from './support/ticks-fixture.js';
 
 /**
- * GET /v1/coverage (TIME-MACHINE.md §4) on a hand-written archive whose answer is worked out below
+ * GET /v1/coverage (docs/TIME-MACHINE.md §4) on a hand-written archive whose answer is worked out below
  * from the spec: one recorder run over five UTC days, a 5 s disconnect, an asset added later, a
  * drifted book, and an asset whose data came from another file.
  */

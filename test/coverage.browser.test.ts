@@ -12,7 +12,7 @@ import { createEngine, type Engine } from '../src/clickhouse/index.js';
 import { runMigrations } from '../src/clickhouse/migrations.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { bookFrame, capture, changeFrame, type Pair } from './support/coverage-lines.js';
 import { ARTIFACTS, describeInBrowser, launchBrowser } from './support/browser.js';
 import { freePort } from './support/global-setup.js';

@@ -11,7 +11,7 @@ import { createEngine, type Engine } from '../src/clickhouse/index.js';
 import { runMigrations } from '../src/clickhouse/migrations.js';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { ARTIFACTS, describeInBrowser, launchBrowser } from './support/browser.js';
 import { freePort } from './support/global-setup.js';
 
@@ -191,7 +191,7 @@ describeInBrowser('test/dashboard.browser.test.ts')('dashboard in a real browser
     expect(await page.evaluate(() => localStorage.getItem('tickhouse.api_key'))).toBe(key);
     expect((await apiAs(firstKey, '/v1/me')).status).toBe(401);
     expect((await apiAs(key, '/v1/me')).status).toBe(200);
-    // Today's counter survives regeneration (API.md §3).
+    // Today's counter survives regeneration (docs/API.md §3).
     await expect.poll(() => page.getByTestId('usage-meter').getAttribute('value')).toBe('1');
 
     // Pasting the old key is refused with a readable message, and nothing is kept.

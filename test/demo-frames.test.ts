@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateDemo } from '../src/demo/frames.js';
 import { seedDemo } from '../src/demo/seed.js';
-import { readGammaFile, replayFile } from '../src/ingest/replay.js';
+import { readGammaFile, replayFile } from '../src/ingest/frame-files.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 const END = Date.UTC(2026, 10, 21, 20, 15, 0);
@@ -14,7 +14,7 @@ const TICKS = 60_000;
 interface Level { price: string; size: string }
 type Book = { bids: Map<string, number>; asks: Map<string, number> };
 
-/** Replays the frames the way the normalizer does (INGEST.md §2) and records what a user would see. */
+/** Replays the frames the way the normalizer does (docs/INGEST.md §2) and records what a user would see. */
 function replay(lines: Iterable<string>, tickOf: Map<string, number>) {
   const books = new Map<string, Book>();
   const stats = { ticks: 0, frames: 0, books: 0, changes: 0, trades: 0, removals: 0, first: Infinity, last: 0, backwards: 0, offGrid: [] as string[], badBest: [] as string[], malformed: [] as string[] };

@@ -3,13 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { levelsDiffering, OrderBook } from '../src/book/index.js';
 import type { BookCheckRow } from '../src/clickhouse/rows.js';
 import { fileSeq, Normalizer } from '../src/ingest/normalizer.js';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { startDataApp, type DataApp } from './support/data-app.js';
 import { fixturePath } from './support/fixtures.js';
 import { json, prng } from './support/ticks-fixture.js';
 
 /**
- * The drift check at ingest (TIME-MACHINE.md §4): every exchange `book` of an asset that already had
+ * The drift check at ingest (docs/TIME-MACHINE.md §4): every exchange `book` of an asset that already had
  * a book is compared with the book rebuilt from the events before it.
  */
 

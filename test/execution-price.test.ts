@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { startOrderbookApp, type OrderbookApp } from './support/orderbook-app.js';
 
 /**
- * `/v1/execution-price` (API.md §4) against fills computed by hand: every expected number below is
+ * `/v1/execution-price` (docs/API.md §4) against fills computed by hand: every expected number below is
  * written out with its arithmetic, so the test holds no second implementation of the walk.
  *
  * The book of ASSET at T (one `book` event, bids listed ascending and asks descending as real

@@ -2,20 +2,20 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../src/auth/keys.js';
 import { ManualClock } from '../src/clock.js';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { startBillingApp, type BillingApp } from './support/billing-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 /**
  * Property-based abuse of every endpoint (fast-check): thousands of generated requests with broken
  * parameters, headers, content types, bodies and nesting. Whatever comes in, the service answers
- * below 500, with an X-Request-Id, and every error in the contract's shape (API.md §6).
+ * below 500, with an X-Request-Id, and every error in the contract's shape (docs/API.md §6).
  */
 const RUNS = 2_500;
 const NOW = Date.UTC(2026, 5, 25, 12, 0, 0);
 const ASSET = '4242';
 
-/** API.md §6 and BILLING.md, written from the specs: code → status, and the members `detail` must carry. */
+/** docs/API.md §6 and docs/BILLING.md, written from the specs: code → status, and the members `detail` must carry. */
 const ERROR_CODES: Record<string, { status: number; extra: string[] }> = {
   invalid_parameter: { status: 400, extra: ['param'] },
   invalid_api_key: { status: 401, extra: [] },
@@ -27,7 +27,7 @@ const ERROR_CODES: Record<string, { status: number; extra: string[] }> = {
   payment_provider_error: { status: 502, extra: [] },
   service_unavailable: { status: 503, extra: [] },
   payments_unavailable: { status: 503, extra: [] },
-  // TIME-MACHINE.md §1 is silent on a plain request to the replay WebSocket; README: 426.
+  // docs/TIME-MACHINE.md §1 is silent on a plain request to the replay WebSocket; README: 426.
   upgrade_required: { status: 426, extra: [] },
 };
 
@@ -194,7 +194,7 @@ describe('fuzz: malformed requests on every endpoint', () => {
         expect(res.headers.get('Content-Type'), what).toMatch(/^application\/json/);
         // Anything that looks like the CLOB base, routed or not ("/v1/clob/./at/./book", "//v1/clob/…").
         if (/^\/+v1\/+clob(\/|$)/i.test(new URL(url).pathname)) {
-          // TIME-MACHINE.md §2: Polymarket's own error shape and statuses.
+          // docs/TIME-MACHINE.md §2: Polymarket's own error shape and statuses.
           expect(Object.keys(JSON.parse(text)), what).toEqual(['error']);
           expect([400, 401, 403, 404, 413, 429, 503], what).toContain(res.status);
           return;

@@ -12,8 +12,8 @@ import { createTestEngine, type TestEngine } from './support/engine.js';
 /**
  * Errors the framework raises before a handler runs (wrong Content-Type, JSON that does not parse, a
  * path or method nobody serves) and the domain errors of the stores, billing and the engine: each in
- * the contract's shape (API.md §1, §6) with its exact status, body and headers, and documented as such
- * in /v1/openapi.json. Expected values come from API.md, not from src/.
+ * the contract's shape (docs/API.md §1, §6) with its exact status, body and headers, and documented as such
+ * in /v1/openapi.json. Expected values come from docs/API.md, not from src/.
  */
 const clock = new ManualClock(Date.UTC(2026, 5, 24, 12));
 let engine: TestEngine;
@@ -80,7 +80,7 @@ describe('framework errors render in the contract shape', () => {
   });
 });
 
-describe('domain errors map to the API error table (API.md §6)', () => {
+describe('domain errors map to the API error table (docs/API.md §6)', () => {
   const cases: [string, Error, number, unknown, Record<string, string>][] = [
     ['ClickHouse unreachable', new EngineUnavailableError('down'), 503, { detail: { error: 'service_unavailable', message: 'ClickHouse is unavailable; retry shortly.' } }, { 'retry-after': '5' }],
     ['account store unreachable', new StoreUnavailableError(), 503, { detail: { error: 'service_unavailable', message: 'The account store is unavailable; retry shortly.' } }, { 'retry-after': '5' }],
@@ -130,10 +130,10 @@ describe('domain errors map to the API error table (API.md §6)', () => {
   });
 });
 
-/** Error statuses each operation can answer, from API.md §2-§6 (every route can also fail with 500). */
+/** Error statuses each operation can answer, from docs/API.md §2-§6 (every route can also fail with 500). */
 const CLOB = '/v1/clob/{key}/at/{instant}';
 const EXPECTED_ERRORS: Record<string, number[]> = {
-  // Polymarket-compatible routes: Polymarket's `{"error"}` body (TIME-MACHINE.md §2).
+  // Polymarket-compatible routes: Polymarket's `{"error"}` body (docs/TIME-MACHINE.md §2).
   ...Object.fromEntries(
     ['book', 'price', 'midpoint', 'spread', 'last-trade-price', 'tick-size', 'neg-risk'].map((p) => [`GET ${CLOB}/${p}`, [400, 401, 403, 404, 429, 500, 503]]),
   ),
@@ -170,7 +170,7 @@ describe('/v1/openapi.json documents every error body', () => {
     doc = (await (await b.app.request('/v1/openapi.json')).json()) as typeof doc;
   });
 
-  it('the Error and NotFound bodies are the shapes of API.md §6', () => {
+  it('the Error and NotFound bodies are the shapes of docs/API.md §6', () => {
     expect(doc.components.schemas.Error).toMatchObject({
       type: 'object',
       required: ['detail'],

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { startDataApp, type DataApp } from './support/data-app.js';
 import { bookFrame, capture } from './support/coverage-lines.js';
 import { json } from './support/ticks-fixture.js';

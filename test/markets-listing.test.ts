@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { generateStream, json, replayStream, startTicksApp, type ExpectedTick, type TicksApp } from './support/ticks-fixture.js';
 
 const START = Date.UTC(2026, 5, 18, 0, 0, 0, 0);
@@ -33,7 +33,7 @@ function expectedEntries() {
         last_seen: fmt(ticks[ticks.length - 1].t),
         total_ticks: ticks.length,
         ...(m ? { question: m.question, slug: m.question.toLowerCase().replace(/\W+/g, '-') } : {}),
-        // Replayed files carry no capture record: all 7 days unknown (TIME-MACHINE.md §4).
+        // Replayed files carry no capture record: all 7 days unknown (docs/TIME-MACHINE.md §4).
         coverage: { unknown: 7 },
       };
     })

@@ -56,7 +56,7 @@ const NVDA = '0x311d0c4b6671ab54af4970c06fcf58662516f5168997bdda209ec3db5aa6b0c1
 describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
   const { ticks, snapshots, markets, stats } = run(frames, { markets: parseGammaMarkets(gamma).rows });
 
-  it('yields exactly the ticks INGEST.md §2 prescribes, in arrival order', () => {
+  it('yields exactly the ticks docs/INGEST.md §2 prescribes, in arrival order', () => {
     const s = (line: number, item: number) => seqOf(line, item);
     expect(ticks).toEqual([
       // line 1: initial dump, two books (best of the new book, price/size 0)

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
 import { startDataApp, type DataApp } from './support/data-app.js';
 

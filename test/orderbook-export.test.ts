@@ -6,15 +6,15 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/replay.js';
-import { bookRows } from '../src/queries/book-export.js';
+import { replayLines } from '../src/ingest/frame-files.js';
+import { bookRows } from '../src/book-history/dataset-rows.js';
 import { firstBytesThenDisconnect, runningQueries } from './support/export-disconnect.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
 import { BookModel, type ModelBook } from './support/book-model.js';
 import { startDataApp, type DataApp } from './support/data-app.js';
 
 /**
- * GET /v1/orderbook/export (TIME-MACHINE.md §3) against the reference model and against
+ * GET /v1/orderbook/export (docs/TIME-MACHINE.md §3) against the reference model and against
  * /v1/orderbook itself: every row of every format, with and without `interval`.
  */
 let ob: DataApp;
@@ -88,7 +88,7 @@ function expectedRows(asset: string, start: number, end: number, interval?: numb
   if (interval === undefined) {
     for (const t of new Set(model.times(asset))) if (t >= start && t <= end) times.push(t);
   } else {
-    // Every multiple of interval in [start, end] (TIME-MACHINE.md §3), not start + k·interval.
+    // Every multiple of interval in [start, end] (docs/TIME-MACHINE.md §3), not start + k·interval.
     for (let p = Math.ceil(start / interval) * interval; p <= end; p += interval) times.push(p);
   }
   return times.flatMap((time) => {

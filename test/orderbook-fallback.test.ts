@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/replay.js';
-import { SEGMENTS_READ } from '../src/queries/book-cache.js';
+import { replayLines } from '../src/ingest/frame-files.js';
+import { SEGMENTS_READ } from '../src/book-history/cache.js';
 import { BookModel, type ModelBook } from './support/book-model.js';
 import { startOrderbookApp, type OrderbookApp } from './support/orderbook-app.js';
 

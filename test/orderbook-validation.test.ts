@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { startOrderbookApp, type OrderbookApp } from './support/orderbook-app.js';
 
-/** Parameter validation (API.md §5), errors (§6) and the history window (§2) of the five order book endpoints. */
+/** Parameter validation (docs/API.md §5), errors (§6) and the history window (§2) of the five order book endpoints. */
 const NOW = Date.UTC(2026, 5, 25, 12, 0, 0);
 const MIDNIGHT = Date.UTC(2026, 5, 25);
 const OLD = '111'; // last event three days ago

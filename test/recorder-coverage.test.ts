@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startRecorder, type Recorder } from '../src/ingest/recorder.js';
-import { replayFile } from '../src/ingest/replay.js';
+import { replayFile } from '../src/ingest/frame-files.js';
 import { startDataApp, type DataApp } from './support/data-app.js';
 import { startGammaServer, type GammaServer } from './support/gamma-server.js';
 import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
@@ -11,7 +11,7 @@ import { recorderOptions, truncateIngestTables, waitFor } from './support/record
 import { json } from './support/ticks-fixture.js';
 
 /**
- * The recorder's capture records end to end (TIME-MACHINE.md §4): faults of the local market channel
+ * The recorder's capture records end to end (docs/TIME-MACHINE.md §4): faults of the local market channel
  * become exactly the gaps, reconnects and day conditions /v1/coverage reports, and replaying the
  * recorder's archive into an empty store gives the same answers.
  */

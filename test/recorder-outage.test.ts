@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine, QueryOptions, Settings } from '../src/clickhouse/engine.js';
 import { EngineUnavailableError } from '../src/clickhouse/errors.js';
 import { startRecorder } from '../src/ingest/recorder.js';
-import { replayFile } from '../src/ingest/replay.js';
+import { replayFile } from '../src/ingest/frame-files.js';
 import { setLogLevel } from '../src/log.js';
 import { generateFrames } from './support/book-frames.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';

@@ -5,7 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
 import { startRecorder } from '../src/ingest/recorder.js';
-import { replayFile } from '../src/ingest/replay.js';
+import { replayFile } from '../src/ingest/frame-files.js';
 import { generateFrames } from './support/book-frames.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { fixturePath } from './support/fixtures.js';
@@ -83,7 +83,7 @@ describe('recording the sample capture through a local market channel', () => {
     expect(new Set(recorded.ticks.map((t) => t.side))).toEqual(new Set(['UNKNOWN']));
 
     // The archive holds every frame exactly as sent, one per line, and the run's capture records
-    // among them (TIME-MACHINE.md §4): the books of the dump and of line 4 re-synced the socket.
+    // among them (docs/TIME-MACHINE.md §4): the books of the dump and of line 4 re-synced the socket.
     const archived = gunzipSync(readFileSync(archive)).toString('utf8').split('\n');
     expect(archived.pop()).toBe('');
     const isCapture = (line: string) => JSON.parse(line).event_type === 'tickhouse_capture';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
 import { runMigrations } from '../src/clickhouse/migrations.js';
 import { ServerEngine } from '../src/clickhouse/server.js';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { generateFrames } from './support/book-frames.js';
 import { freePort } from './support/global-setup.js';
 import { startClickHouseHttpServer, type ClickHouseHttpServer } from './support/clickhouse-http-server.js';

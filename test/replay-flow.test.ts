@@ -7,7 +7,7 @@ import { waitFor } from './support/recorder-harness.js';
 import { startReplayService, type ReplayService } from './support/replay-service.js';
 
 /**
- * The replay's flow (TIME-MACHINE.md §1.3): pacing by `speed`, back-pressure (a client that stops
+ * The replay's flow (docs/TIME-MACHINE.md §1.3): pacing by `speed`, back-pressure (a client that stops
  * reading pauses the store read and the server's buffer stays bounded), a disconnect cancels the
  * read, and read windows cut inside one millisecond still give every event once, in order.
  */

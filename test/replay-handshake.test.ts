@@ -3,13 +3,13 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { utcDay } from '../src/time.js';
 import { hashApiKey } from '../src/auth/keys.js';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { setLogLevel } from '../src/log.js';
 import { generateFrames } from './support/book-frames.js';
 import { startReplayService, type ReplayService } from './support/replay-service.js';
 
 /**
- * The replay's handshake (TIME-MACHINE.md §1 with API.md §2, §6): validation, auth, the plan window
+ * The replay's handshake (docs/TIME-MACHINE.md §1 with docs/API.md §2, §6): validation, auth, the plan window
  * on `from` and the daily count run before the upgrade and fail as ordinary HTTP responses with the
  * contract's exact bodies; then the client protocol's PING and its 1008 closes; metrics and the log.
  */

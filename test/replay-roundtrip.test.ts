@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { MarketFeed } from '../src/ingest/ws-client.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
 import { fixturePath } from './support/fixtures.js';
@@ -10,7 +10,7 @@ import { ReplayRecorder, storedMarkets, storedTicks } from './support/replay-rec
 import { startReplayService, type ReplayService } from './support/replay-service.js';
 
 /**
- * TIME-MACHINE.md §1 exactness: the recorder's own pieces (MarketFeed, Normalizer) pointed at the
+ * docs/TIME-MACHINE.md §1 exactness: the recorder's own pieces (MarketFeed, Normalizer) pointed at the
  * replay record exactly the stored ticks of the subscribed assets in (from, to], in order — on the
  * real sample frames and on a generated stream (equal-ms bursts, several assets and markets, books
  * re-sent mid-stream, all three price_change generations), with subscriptions changed mid-replay.

@@ -3,7 +3,7 @@ import { createServer, connect as netConnect, type AddressInfo, type Server } fr
 import tls from 'node:tls';
 import { WSSubscriptionManager, type BookEvent, type PriceChangeEvent } from '@nevuamarkets/poly-websockets';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/replay.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { fixturePath } from './support/fixtures.js';
 import { waitFor } from './support/recorder-harness.js';
 import { startReplayService, type ReplayService } from './support/replay-service.js';
@@ -57,7 +57,7 @@ afterAll(async () => {
   await svc?.close();
 });
 
-/** A captured frame as the replay sends it: no hash kept, and only the members TIME-MACHINE.md §1 lists. */
+/** A captured frame as the replay sends it: no hash kept, and only the members docs/TIME-MACHINE.md §1 lists. */
 const withoutHash = (book: Record<string, unknown>) => ({ event_type: 'book', market: book.market, asset_id: book.asset_id, timestamp: book.timestamp, hash: '', bids: book.bids, asks: book.asks });
 
 it('@nevuamarkets/poly-websockets receives the captured books and price changes', async () => {

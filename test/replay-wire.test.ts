@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decimal } from '../src/replay/wire.js';
 
-/** Numbers on the wire are decimal strings in shortest form (TIME-MACHINE.md §1), as Polymarket writes them. */
+/** Numbers on the wire are decimal strings in shortest form (docs/TIME-MACHINE.md §1), as Polymarket writes them. */
 describe('decimal', () => {
   it.each([
     [0, '0'],

@@ -2,7 +2,7 @@ import { Agent, request } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { runMigrations } from '../../src/clickhouse/migrations.js';
-import { cachingBookReader } from '../../src/queries/book-reader.js';
+import { cachingBookReader } from '../../src/book-history/reader.js';
 import { forwardQuery, MAX_TIME_MS } from '../../src/queries/orderbook.js';
 import { reconstructionQuery } from './reconstruction.js';
 import { exportQuery } from '../../src/queries/ticks.js';

@@ -1,4 +1,4 @@
-import { EVENTS_READ } from '../../src/queries/book-cache.js';
+import { EVENTS_READ } from '../../src/book-history/cache.js';
 import { MAX_TIME_MS, POINT_READ } from '../../src/queries/orderbook.js';
 
 /**

@@ -2,7 +2,7 @@ import WebSocket from 'ws';
 import type { BenchContext, BenchRow } from './types.js';
 
 /**
- * Issue 15's workloads: the replay WebSocket (TIME-MACHINE.md §1) with one client.
+ * Issue 15's workloads: the replay WebSocket (docs/TIME-MACHINE.md §1) with one client.
  * - speed=max over the largest asset, a window of REPLAY_EVENTS events: events/s against the raw
  *   engine's rows/s reading the same rows (its one in-order range read of them, bytes only, same
  *   output format), and the service's RSS growth. Targets: ≥ 300,000 events/s, ≥ 0.5× the engine,

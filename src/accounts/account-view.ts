@@ -2,7 +2,7 @@ import { effectivePlan } from './effective-plan.js';
 import { isoUtc } from '../time.js';
 import type { Account } from './types.js';
 
-/** The account as GET /v1/me shows it (API.md §4), members in contract order. */
+/** The account as GET /v1/me shows it (docs/API.md §4), members in contract order. */
 export function accountView(account: Account, now: number, requestsToday: number) {
   const effective = effectivePlan(account, now);
   return {

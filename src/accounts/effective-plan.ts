@@ -3,7 +3,7 @@ import type { Account } from './types.js';
 
 /** The plan view: the limits an account has now (what auth puts on each request, what /v1/me shows). */
 export interface EffectivePlan {
-  /** The account's plan name (kept after expiry, API.md §2). */
+  /** The account's plan name (kept after expiry, docs/API.md §2). */
   plan: PlanName;
   active: boolean;
   data_access_days: number;
@@ -16,7 +16,7 @@ export function isPlanActive(account: Pick<Account, 'plan' | 'plan_expires_at'>,
 }
 
 /**
- * The limits in force at `now` (API.md §2): the plan's own while active; after expiry the account
+ * The limits in force at `now` (docs/API.md §2): the plan's own while active; after expiry the account
  * keeps its plan name but gets free's history window and daily limit.
  */
 export function effectivePlan(account: Pick<Account, 'plan' | 'plan_expires_at'>, now: number): EffectivePlan {

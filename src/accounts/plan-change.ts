@@ -6,7 +6,7 @@ import type { Account } from './types.js';
 type PaidPlan = Exclude<PlanName, 'free'>;
 
 /**
- * Renewal (API.md §2): paying for the plan that is active now extends it from its current expiry;
+ * Renewal (docs/API.md §2): paying for the plan that is active now extends it from its current expiry;
  * any other plan, or a payment after expiry, starts now and runs for the plan's duration.
  */
 export function expiryAfterPurchase(account: Pick<Account, 'plan' | 'plan_expires_at'>, plan: PaidPlan, paidAt: number): number {

@@ -119,7 +119,7 @@ class RedisAccountStore implements AccountStore {
   readonly kind = 'redis' as const;
   constructor(private readonly redis: Scripted) {}
 
-  /** Every driver failure becomes a StoreUnavailableError (the 503 of API.md §6). */
+  /** Every driver failure becomes a StoreUnavailableError (the 503 of docs/API.md §6). */
   private async call<T>(op: () => Promise<T>): Promise<T> {
     try {
       return await op();

@@ -24,7 +24,7 @@ export type InvoiceStatus =
   | 'refunded'
   | 'expired';
 
-/** BILLING.md "Invoice record". `payment_id` is the provider's invoice id. */
+/** docs/BILLING.md "Invoice record". `payment_id` is the provider's invoice id. */
 export interface Invoice {
   payment_id: string;
   account_id: string;

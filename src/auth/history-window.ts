@@ -4,7 +4,7 @@ import { ApiError } from '../http/errors.js';
 import { DAY, isoUtc, utcMidnight } from '../time.js';
 
 /**
- * The plan's history window (API.md §2), for data routes. After `requireAuth`, a route:
+ * The plan's history window (docs/API.md §2), for data routes. After `requireAuth`, a route:
  *
  *   - with an explicit time (`start`, `since`, `timestamp`) calls
  *       `checkHistoryWindow(c, { explicitStart: q.start })`

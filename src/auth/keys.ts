@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 /**
- * API keys (API.md §3): `<API_KEY_PREFIX>live_` + 43 URL-safe base64 characters (32 random bytes).
+ * API keys (docs/API.md §3): `<API_KEY_PREFIX>live_` + 43 URL-safe base64 characters (32 random bytes).
  * The key is shown once; only its SHA-256 hash is stored, so a leaked store leaks no usable key.
  */
 const RANDOM_CHARS = 43;

@@ -28,7 +28,7 @@ export function requireAuth(deps: AuthDeps, options: { queryKey?: boolean } = {}
 }
 
 /**
- * The same for clients that cannot send a header (Polymarket's own, TIME-MACHINE.md §2): the key is
+ * The same for clients that cannot send a header (Polymarket's own, docs/TIME-MACHINE.md §2): the key is
  * the `{key}` segment of the path. Unknown key → 401 with a message about the path.
  */
 export function requirePathKey(deps: AuthDeps): MiddlewareHandler<AppEnv> {
@@ -58,7 +58,7 @@ async function signIn(deps: AuthDeps, c: Context<AppEnv>, key: string): Promise<
 }
 
 /**
- * The daily limit on data endpoints (API.md §2): one atomic check-and-count per request (one store
+ * The daily limit on data endpoints (docs/API.md §2): one atomic check-and-count per request (one store
  * round trip). Every counted request carries X-RateLimit-*, whatever its outcome; the request that
  * would go over the limit is refused with 429 and does not count.
  */

@@ -1,5 +1,5 @@
 /**
- * What billing reports in domain terms (BILLING.md); http/render-error.ts decides what each becomes
+ * What billing reports in domain terms (docs/BILLING.md); http/render-error.ts decides what each becomes
  * on the wire.
  */
 
@@ -13,7 +13,7 @@ export class IpnSignatureError extends Error {
   override name = 'IpnSignatureError';
 }
 
-/** A signed IPN that is not what BILLING.md describes; `field` names the offending member (or `body`). */
+/** A signed IPN that is not what docs/BILLING.md describes; `field` names the offending member (or `body`). */
 export class IpnPayloadError extends Error {
   override name = 'IpnPayloadError';
   constructor(readonly field: string, message: string) {

@@ -7,7 +7,7 @@ import { SandboxProvider } from './sandbox.js';
 export type { PaymentProvider } from './provider.js';
 
 /**
- * The provider config.PAYMENTS names (BILLING.md), or null when payments are off: subscribe then
+ * The provider config.PAYMENTS names (docs/BILLING.md), or null when payments are off: subscribe then
  * answers 503 payments_unavailable. Without NOWPAYMENTS_IPN_SECRET the sandbox signs with a random
  * secret made now, so only its own Pay button can produce a valid IPN; the real processor cannot
  * work without the shared secret.

@@ -6,7 +6,7 @@ import { log } from '../log.js';
 import { InvoiceNotFoundError, IpnPayloadError, IpnSignatureError } from './errors.js';
 import { verifyIpnSignature } from './signature.js';
 
-/** IPN handling (BILLING.md "IPN callback"): verify, match, record the status, upgrade once on `finished`. */
+/** IPN handling (docs/BILLING.md "IPN callback"): verify, match, record the status, upgrade once on `finished`. */
 
 export const IPN_STATUSES: readonly InvoiceStatus[] = ['waiting', 'confirming', 'confirmed', 'sending', 'partially_paid', 'finished', 'failed', 'refunded', 'expired'];
 /** Progress reports that a late or retried IPN may deliver after the payment; they must not hide how it ended. */
@@ -87,7 +87,7 @@ async function record(deps: IpnDeps, invoice: Invoice, reported: InvoiceStatus, 
   }
   if (status !== 'finished') return outcome;
 
-  // Renewal extends from the current expiry, another plan starts now (API.md §2, accounts/plan-change.ts);
+  // Renewal extends from the current expiry, another plan starts now (docs/API.md §2, accounts/plan-change.ts);
   // the store applies it once per invoice, atomically, whichever replica gets the IPN.
   const applied = await deps.accounts.applyPaidInvoice(invoice, now, (account) => expiryAfterPurchase(account, invoice.plan, now));
   if (!applied.applied) {

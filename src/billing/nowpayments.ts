@@ -15,7 +15,7 @@ export interface NowPaymentsOptions {
   timeoutMs?: number;
 }
 
-/** NOWPayments REST client: `POST /invoice` (BILLING.md). */
+/** NOWPayments REST client: `POST /invoice` (docs/BILLING.md). */
 export class NowPaymentsProvider implements PaymentProvider {
   readonly name = 'nowpayments';
   readonly ipnSecret: string;
@@ -29,7 +29,7 @@ export class NowPaymentsProvider implements PaymentProvider {
   }
 
   async createInvoice(request: InvoiceRequest): Promise<CreatedInvoice> {
-    // Our own reference, so an IPN must name both their invoice and our order to match (BILLING.md).
+    // Our own reference, so an IPN must name both their invoice and our order to match (docs/BILLING.md).
     const orderId = `th-${randomUUID()}`;
     const { publicUrl } = this.options;
     const body = {

@@ -1,6 +1,6 @@
 import type { Invoice } from '../accounts/types.js';
 
-/** What subscribe asks a payment processor for (BILLING.md "Provider interface"). */
+/** What subscribe asks a payment processor for (docs/BILLING.md "Provider interface"). */
 export interface InvoiceRequest {
   plan: Invoice['plan'];
   amount_usd: number;

@@ -4,7 +4,7 @@ import { PLANS } from '../plans.js';
 import type { CreatedInvoice, InvoiceRequest, PaymentProvider } from './provider.js';
 
 /**
- * The service's own stand-in for NOWPayments (BILLING.md): invoices live at
+ * The service's own stand-in for NOWPayments (docs/BILLING.md): invoices live at
  * `{PUBLIC_URL}/sandbox/invoices/<id>`, whose Pay button sends a signed IPN through the same callback
  * path a real payment takes. The id doubles as the order reference.
  */

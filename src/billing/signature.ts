@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * NOWPayments IPN signatures (BILLING.md): hex HMAC-SHA512 of `JSON.stringify` of the body with the
+ * NOWPayments IPN signatures (docs/BILLING.md): hex HMAC-SHA512 of `JSON.stringify` of the body with the
  * keys of every object sorted, nested ones (`fee`) included. The signature covers that canonical
  * text, not the raw bytes, so a body whose keys arrive in another order still verifies.
  */

@@ -1,5 +1,5 @@
 /**
- * When the ingester stores a checkpoint (a snapshot of its own in-memory book, INGEST.md §2) of a
+ * When the ingester stores a checkpoint (a snapshot of its own in-memory book, docs/INGEST.md §2) of a
  * grounded book: after `changes` price_change items or `ms` of event time since its last snapshot.
  * Checkpoints never change an answer; they bound how far back a reconstruction reads.
  */

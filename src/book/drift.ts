@@ -1,7 +1,7 @@
 import type { BookSide, OrderBook } from './order-book.js';
 
 /**
- * The drift check of TIME-MACHINE.md §4: the number of price levels, over both sides, whose size
+ * The drift check of docs/TIME-MACHINE.md §4: the number of price levels, over both sides, whose size
  * differs between two books (a level absent from one book has size 0 there). 0 = identical.
  */
 export function levelsDiffering(a: OrderBook, b: OrderBook): number {

@@ -1,6 +1,6 @@
 import type { Level, OrderBook } from './order-book.js';
 
-/** `/v1/execution-price` `data` (API.md): a market order walked through the whole book. */
+/** `/v1/execution-price` `data` (docs/API.md): a market order walked through the whole book. */
 export interface Execution {
   side: 'BUY' | 'SELL';
   requested_amount: number;

@@ -16,11 +16,11 @@ export interface Level {
 
 export type BookSide = 'bid' | 'ask';
 
-/** Best bid of a book without bids, and best ask of a book without asks (API.md: 0 and 1). */
+/** Best bid of a book without bids, and best ask of a book without asks (docs/API.md: 0 and 1). */
 export const EMPTY_BID = 0;
 export const EMPTY_ASK = 1;
 
-/** The book side a Polymarket `price_change` sets: `BUY` = bids, `SELL` = asks (INGEST.md §1). */
+/** The book side a Polymarket `price_change` sets: `BUY` = bids, `SELL` = asks (docs/INGEST.md §1). */
 export function sideOfOrder(orderSide: 'BUY' | 'SELL'): BookSide {
   return orderSide === 'BUY' ? 'bid' : 'ask';
 }

@@ -11,7 +11,7 @@ export function roundPrice(x: number): number {
   return Math.round(x * 10 ** PRICE_DECIMALS) / 10 ** PRICE_DECIMALS;
 }
 
-/** Top of book (API.md `/v1/price`): best prices with the empty-side rule, midpoint and spread. */
+/** Top of book (docs/API.md `/v1/price`): best prices with the empty-side rule, midpoint and spread. */
 export interface Quote {
   best_bid: number;
   best_ask: number;

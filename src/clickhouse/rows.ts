@@ -56,7 +56,7 @@ export interface MarketRow {
 }
 
 /**
- * The drift check of one exchange `book` (TIME-MACHINE.md §4): `unchecked` when the ingest run had
+ * The drift check of one exchange `book` (docs/TIME-MACHINE.md §4): `unchecked` when the ingest run had
  * no book of the asset before it, else the book rebuilt from the events before it compared with it.
  */
 export interface BookCheckRow {
@@ -72,7 +72,7 @@ export interface BookCheckRow {
 export type CaptureKind = 'start' | 'stop' | 'subscribe' | 'open' | 'close' | 'resync';
 
 /**
- * One lifecycle record of a recorder run (TIME-MACHINE.md §4), per asset it concerns:
+ * One lifecycle record of a recorder run (docs/TIME-MACHINE.md §4), per asset it concerns:
  * - `start` / `stop` (asset_id ''): the run began / ended;
  * - `subscribe`: the run added the asset to socket `socket`;
  * - `open`: the asset is live on the socket (connected and subscribed, or subscribed on an open socket);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { BookState, Level } from '../book/index.js';
 
 /**
- * Polymarket's CLOB read API answers (TIME-MACHINE.md §2), built from a reconstructed book: shapes,
+ * Polymarket's CLOB read API answers (docs/TIME-MACHINE.md §2), built from a reconstructed book: shapes,
  * value types and key order as Polymarket's `clob-openapi.yaml` and its clients have them.
  */
 

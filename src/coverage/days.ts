@@ -1,7 +1,7 @@
 import { DAY as DAY_MS } from '../time.js';
 import { clip, type Segment } from './timeline.js';
 
-/** Conditions of a UTC day (TIME-MACHINE.md §4). */
+/** Conditions of a UTC day (docs/TIME-MACHINE.md §4). */
 export const DAY_CONDITIONS = ['available', 'degraded', 'missing', 'unknown'] as const;
 export type DayCondition = (typeof DAY_CONDITIONS)[number];
 

@@ -1,5 +1,5 @@
 /**
- * Coverage as a timeline (TIME-MACHINE.md §4): an asset's capture records, with the runs of the
+ * Coverage as a timeline (docs/TIME-MACHINE.md §4): an asset's capture records, with the runs of the
  * recorders, folded into segments that say at every millisecond whether the asset was captured and,
  * when not, why. Pure: the query module reads the records, this decides what they mean.
  */

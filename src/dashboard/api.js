@@ -1,6 +1,6 @@
 /**
  * The dashboard's only way to the service: the public HTTP API with `Authorization: Bearer <key>`,
- * exactly as any customer calls it (API.md). Also turns API errors into readable messages.
+ * exactly as any customer calls it (docs/API.md). Also turns API errors into readable messages.
  */
 import { h } from './dom.js';
 import { fmtDuration, fmtTime, nextUtcMidnight } from './format.js';
@@ -24,7 +24,7 @@ export const session = {
 
 /**
  * `session`: the key changed. `usage`: a counted response reported the daily counter through its
- * X-RateLimit-* headers (API.md §2), detail `{ used, limit, reset }`.
+ * X-RateLimit-* headers (docs/API.md §2), detail `{ used, limit, reset }`.
  */
 export const events = new EventTarget();
 

@@ -71,7 +71,7 @@ export function candlesChart({ assetId, windowStart, onPick }) {
     for (const b of buttons) b.setAttribute('aria-pressed', String(b.dataset.resolution === resolution));
     fill(status, h('span', { class: 'muted' }, 'Loading candles…'));
     try {
-      // No start/end: the newest candles, clamped by the API to the plan's window (API.md §2).
+      // No start/end: the newest candles, clamped by the API to the plan's window (docs/API.md §2).
       const { data } = await api('/v1/ohlcv', { query: { asset_id: assetId, resolution, limit: PAGE } });
       if (generation !== state.generation) return;
       state.bars = data.map(toBar);

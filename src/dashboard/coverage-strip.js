@@ -1,5 +1,5 @@
 /**
- * What was recorded for the asset (/v1/coverage, TIME-MACHINE.md §4), drawn under the candles: one
+ * What was recorded for the asset (/v1/coverage, docs/TIME-MACHINE.md §4), drawn under the candles: one
  * cell per UTC day coloured by its condition, a track of captured time and gaps across the days, and
  * a mark at each drifted book (the first 100). Each day has a tooltip (hover or keyboard focus).
  */

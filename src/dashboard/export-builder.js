@@ -67,7 +67,7 @@ export function exportBuilder({ assetId, lo, hi }) {
         setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
         fill(progress, h('span', { 'data-testid': 'export-done' }, `Saved ${name} (${fmtSize(bytes / 1024)} KiB).`));
       } catch (err) {
-        // A stream cut after the headers is a failed export (API.md: never a silently short file).
+        // A stream cut after the headers is a failed export (docs/API.md: never a silently short file).
         if (err.name === 'AbortError') fill(progress, h('span', { class: 'muted' }, 'Export cancelled.'));
         else if (err.name === 'TypeError') fill(progress, h('div', { class: 'alert', role: 'alert' }, 'The download was interrupted before it finished; nothing was saved. Retry, or use the curl command below.'));
         else fill(progress, errorBox(err));

@@ -49,13 +49,13 @@ export function fmtDuration(ms) {
   return hrs ? `${hrs}h ${min}m` : `${min}m`;
 }
 
-/** The next 00:00 UTC, when daily counters reset (API.md §2). */
+/** The next 00:00 UTC, when daily counters reset (docs/API.md §2). */
 export function nextUtcMidnight(now = Date.now()) {
   const d = new Date(now);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1);
 }
 
-/** First instant the plan may read: UTC midnight of today − days (API.md §2). */
+/** First instant the plan may read: UTC midnight of today − days (docs/API.md §2). */
 export function earliestAllowed(dataAccessDays, now = Date.now()) {
   const d = new Date(now);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() - dataAccessDays);

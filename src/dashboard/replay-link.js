@@ -1,5 +1,5 @@
 /**
- * "Replay from here": the replay WebSocket's URL (TIME-MACHINE.md §1) from the order book's time to
+ * "Replay from here": the replay WebSocket's URL (docs/TIME-MACHINE.md §1) from the order book's time to
  * the asset's last tick, with the signed-in key as `key` (bots often cannot set headers). A browser
  * cannot open a ws:// link: it is there to copy into a Polymarket bot (README, "Replay").
  */

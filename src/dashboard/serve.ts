@@ -49,7 +49,7 @@ const ASSETS: Record<string, AssetSpec> = {
     type: JS,
     cache: LIBRARY,
   },
-  // The plan table travels to the page from the one typed constant (API.md §2), never copied by hand.
+  // The plan table travels to the page from the one typed constant (docs/API.md §2), never copied by hand.
   'plans.json': {
     source: { build: () => JSON.stringify(Object.entries(PLANS).map(([name, p]) => ({ name, ...p }))) },
     type: 'application/json; charset=utf-8',

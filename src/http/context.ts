@@ -10,7 +10,7 @@ export interface AppVariables {
   keyHash: string;
   /** The limits in force now: the paid plan's while active, free's after expiry. */
   effective: EffectivePlan;
-  /** Set by the auth middleware: the first instant (Unix ms) the effective plan may read (API.md §2). */
+  /** Set by the auth middleware: the first instant (Unix ms) the effective plan may read (docs/API.md §2). */
   earliestAllowed: number;
   /** Set by the auth middleware: the last instant that can hold data, now + CLOCK_LEAD_MS (history-window.ts). */
   latestPossible: number;

@@ -2,7 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import type { Context, TypedResponse } from 'hono';
 
 /**
- * The success envelope of API.md §1, built here and nowhere else: `{"success": true, "data": ...}`,
+ * The success envelope of docs/API.md §1, built here and nowhere else: `{"success": true, "data": ...}`,
  * plus `meta` on list responses.
  */
 export function ok<T>(c: Context, data: T, meta?: Record<string, unknown>) {

@@ -1,5 +1,5 @@
 /**
- * The closed list of API error codes (API.md §6) and the one exception type routes and middleware
+ * The closed list of API error codes (docs/API.md §6) and the one exception type routes and middleware
  * throw. render-error.ts renders every ApiError (and maps every domain error) in one place.
  */
 export const ERROR_STATUS = {

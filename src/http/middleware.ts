@@ -10,7 +10,7 @@ import { currentRequestScope } from './request-scope.js';
 const requests = metrics.counter('tickhouse_http_requests_total', 'HTTP requests by route, method and status');
 const latency = metrics.histogram('tickhouse_http_request_duration_seconds', 'HTTP request latency by route (until the handler returns; streams excluded)');
 
-/** Echoes a sane client X-Request-Id or makes one; every response carries it (API.md §1). */
+/** Echoes a sane client X-Request-Id or makes one; every response carries it (docs/API.md §1). */
 export function requestId(): MiddlewareHandler<AppEnv> {
   return async function requestId(c, next) {
     const given = c.req.header('x-request-id');

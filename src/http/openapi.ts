@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 
-/** Shared OpenAPI pieces of the route files: the success envelope and the error bodies (API.md §1, §6). */
+/** Shared OpenAPI pieces of the route files: the success envelope and the error bodies (docs/API.md §1, §6). */
 
 /** `{"success": true, "data": …}` (with `meta` on lists), as a documented 200/201 response. */
 export function successResponse<T extends z.ZodType>(description: string, data: T, meta?: z.ZodType) {
@@ -13,11 +13,11 @@ export const ErrorSchema = z
     detail: z
       .object({ error: z.string().openapi({ example: 'invalid_parameter' }), message: z.string() })
       .catchall(z.unknown())
-      .openapi({ description: 'Plus the members the code carries (API.md §6), e.g. param, plan, earliest_allowed, limit' }),
+      .openapi({ description: 'Plus the members the code carries (docs/API.md §6), e.g. param, plan, earliest_allowed, limit' }),
   })
   .openapi('Error');
 
-/** The one error body without a code (API.md §6). */
+/** The one error body without a code (docs/API.md §6). */
 export const NotFoundSchema = z.object({ detail: z.object({ message: z.string() }) }).openapi('NotFound');
 
 const errorBody = (description: string, schema: z.ZodType = ErrorSchema) => ({ description, content: { 'application/json': { schema } } });
@@ -47,5 +47,5 @@ export function errorResponses<const S extends DocumentedErrorStatus>(...statuse
   return picked as Pick<typeof ERROR_RESPONSES, S | 500>;
 }
 
-/** What every authenticated data route can answer besides 200 (API.md §2, §5, §6). */
+/** What every authenticated data route can answer besides 200 (docs/API.md §2, §5, §6). */
 export const DATA_ERRORS = [400, 401, 403, 429, 503] as const;

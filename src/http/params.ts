@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 
 /**
- * Query parameter schemas (API.md §5). Each parses the raw query string itself so the 400 message
+ * Query parameter schemas (docs/API.md §5). Each parses the raw query string itself so the 400 message
  * says exactly what is allowed, e.g. "limit must be an integer between 1 and 100000".
  */
 function parsed<T>(name: string, allowed: string, parse: (raw: string) => T | undefined) {
@@ -25,7 +25,7 @@ export const intParam = (name: string, min: number, max: number) =>
     INTEGER.test(raw) && Number(raw) >= min && Number(raw) <= max ? Number(raw) : undefined,
   ).openapi({ type: 'integer', minimum: min, maximum: max });
 
-/** Unix milliseconds: a non-negative integer (API.md §1). */
+/** Unix milliseconds: a non-negative integer (docs/API.md §1). */
 export const timeParam = (name: string) =>
   parsed(name, 'must be an integer of Unix milliseconds (UTC), 0 or more', (raw) =>
     INTEGER.test(raw) && Number(raw) <= 8_640_000_000_000_000 ? Number(raw) : undefined,
@@ -74,7 +74,7 @@ export function orderedRange<S extends z.ZodType>(schema: S, startName: string, 
   });
 }
 
-/** Replay speed (TIME-MACHINE.md §1): a number in (0, 10000], or `max` (Infinity: as fast as the client reads). */
+/** Replay speed (docs/TIME-MACHINE.md §1): a number in (0, 10000], or `max` (Infinity: as fast as the client reads). */
 export const speedParam = () =>
   parsed('speed', 'must be a number greater than 0 and at most 10000, or max', (raw) => {
     if (raw === 'max') return Infinity;

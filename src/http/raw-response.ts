@@ -7,8 +7,8 @@ import { ApiError } from './errors.js';
 /**
  * Answers written straight to a socket, for requests the router never sees: HTTP the parser could
  * not read (Node's clientError), a request-target or Host that is not a URL, a WebSocket handshake's
- * refusal. Always the contract's JSON (API.md §6), or Polymarket's `{"error"}` under `/v1/clob/`
- * (TIME-MACHINE.md §2), with `Connection: close`: after a framing error the byte stream cannot be
+ * refusal. Always the contract's JSON (docs/API.md §6), or Polymarket's `{"error"}` under `/v1/clob/`
+ * (docs/TIME-MACHINE.md §2), with `Connection: close`: after a framing error the byte stream cannot be
  * trusted to hold another request.
  */
 export function writeRawError(socket: Duplex, error: ApiError, target = ''): void {

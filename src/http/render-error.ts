@@ -10,11 +10,11 @@ import { ApiError, invalidParameter, notFound, serviceUnavailable } from './erro
 import { isClobTarget } from './raw-response.js';
 
 /**
- * The one place an error becomes a response (API.md §6): route errors (ApiError) as they are, the
+ * The one place an error becomes a response (docs/API.md §6): route errors (ApiError) as they are, the
  * domain errors of the stores, billing and the engine mapped to their status and code, the
  * framework's own refusals (body not JSON, wrong Content-Type) in the contract's shape, anything
  * else a 500 that names the request id. `body` shapes the JSON: the `/v1` body by default; the
- * Polymarket-compatible routes pass Polymarket's `{"error": …}` (TIME-MACHINE.md §2). Status and
+ * Polymarket-compatible routes pass Polymarket's `{"error": …}` (docs/TIME-MACHINE.md §2). Status and
  * headers (`Retry-After`) are the same either way.
  */
 export function renderError(err: Error, c: Context<AppEnv>, body: (e: ApiError) => object = (e) => e.body()): Response {
@@ -32,7 +32,7 @@ export function renderError(err: Error, c: Context<AppEnv>, body: (e: ApiError) 
 }
 
 /**
- * Unknown path, or a known path with a method it does not serve: the 404 body of API.md §6, or
+ * Unknown path, or a known path with a method it does not serve: the 404 body of docs/API.md §6, or
  * Polymarket's `{"error"}` for a path that looks like its compatible base but does not route (an
  * empty key segment, a dot segment, `//v1/clob/…`, `/V1/clob/…`). The path is echoed with any key masked.
  */
@@ -54,7 +54,7 @@ function apiErrorOf(err: Error): ApiError | null {
   if (err instanceof InvoiceNotFoundError) return notFound(err.message);
   if (err instanceof HTTPException) {
     // Hono's JSON validator: a body that does not parse (400), or a Content-Type other than JSON (415).
-    // API.md §5 makes both a 400 invalid_parameter naming the body.
+    // docs/API.md §5 makes both a 400 invalid_parameter naming the body.
     if (err.status === 400) return invalidParameter('body', 'The request body must be a JSON object.');
     if (err.status === 415) return invalidParameter('body', 'The request body must be JSON sent with Content-Type: application/json.');
   }

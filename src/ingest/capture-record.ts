@@ -1,7 +1,7 @@
 import type { CaptureKind } from '../clickhouse/rows.js';
 
 /**
- * The recorder's capture records as archive lines (TIME-MACHINE.md §4): one JSON object per line
+ * The recorder's capture records as archive lines (docs/TIME-MACHINE.md §4): one JSON object per line
  * among the raw frames, so replaying an archive restores the records with the data. The
  * `event_type` is one Polymarket never sends; the normalizer recognises it before anything else.
  */

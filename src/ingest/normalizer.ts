@@ -5,7 +5,7 @@ import { CAPTURE_EVENT_TYPE, parseCaptureRecord } from './capture-record.js';
 import { isRecord, parseNewMarket } from './gamma.js';
 
 /**
- * Raw market-channel frames → rows, exactly per INGEST.md §2. Pure and synchronous: the live
+ * Raw market-channel frames → rows, exactly per docs/INGEST.md §2. Pure and synchronous: the live
  * recorder and the file replayer push the same text and get the same rows, so a recorded file
  * replays into what the recorder wrote.
  */

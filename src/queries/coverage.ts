@@ -3,7 +3,7 @@ import { dateText, DAY_MS, dayCoverage, utcDay, type DayCondition } from '../cov
 import { clip, timeline, type AssetRecord, type GapReason, type Reconnect, type RunRecord, type Segment } from '../coverage/timeline.js';
 
 /**
- * /v1/coverage and the coverage of /v1/markets (TIME-MACHINE.md §4), from the capture records, the
+ * /v1/coverage and the coverage of /v1/markets (docs/TIME-MACHINE.md §4), from the capture records, the
  * drift checks and the ticks_1d rollup: nothing here reads `ticks`.
  */
 

@@ -14,7 +14,7 @@ export interface MarketEntry {
   total_ticks: number;
   question?: string;
   slug?: string;
-  /** Conditions of the entry's last 7 UTC days (TIME-MACHINE.md §4), e.g. {"available": 6, "degraded": 1}. */
+  /** Conditions of the entry's last 7 UTC days (docs/TIME-MACHINE.md §4), e.g. {"available": 6, "degraded": 1}. */
   coverage: ConditionCounts;
 }
 
@@ -38,7 +38,7 @@ export async function listMarkets(engine: Engine, q: { search: string; limit: nu
   // The total rides on the page (a window over all matches); only a page past the end needs its own count.
   const rows = await engine.rows<Omit<MarketEntry, 'coverage'> & { question: string; slug: string; total: number; last_seen_ms: number }>(
     `SELECT market, asset_id,
-  -- Ticks carry the outcome label upper-cased, and UNKNOWN while no metadata is known (INGEST.md §2).
+  -- Ticks carry the outcome label upper-cased, and UNKNOWN while no metadata is known (docs/INGEST.md §2).
   if(outcome != '', upperUTF8(outcome), 'UNKNOWN') AS side,
   toString(first_seen) AS first_seen, toString(last_seen) AS last_seen, last_seen_ms, total_ticks, question, slug,
   count() OVER () AS total

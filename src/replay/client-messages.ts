@@ -1,5 +1,5 @@
 /**
- * What a market-channel client may send (TIME-MACHINE.md §1, Polymarket's own messages): the
+ * What a market-channel client may send (docs/TIME-MACHINE.md §1, Polymarket's own messages): the
  * subscription `{"assets_ids": […], "type": "market"}` (also "MARKET"), later changes
  * `{"assets_ids": […], "operation": "subscribe" | "unsubscribe"}`, and the text `PING`. Other members
  * Polymarket's clients send (`custom_feature_enabled`, `initial_dump`, `auth`) are ignored.

@@ -8,7 +8,7 @@ import { writeRawError, writeRawResponse } from '../http/raw-response.js';
 import { currentRequestScope, runInRequestScope } from '../http/request-scope.js';
 import { log } from '../log.js';
 import { metrics } from '../metrics.js';
-import type { BookReader } from '../queries/book-reader.js';
+import type { BookReader } from '../book-history/port.js';
 import { ReplaySession, type ReplayParams } from './session.js';
 
 const eventsSent = metrics.counter('tickhouse_replay_events_total', 'Stored events sent by replay WebSockets');

@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { Engine } from '../clickhouse/engine.js';
 import { log } from '../log.js';
-import type { BookReader } from '../queries/book-reader.js';
+import type { BookReader } from '../book-history/port.js';
 import { MAX_ASSETS, parseClientMessage } from './client-messages.js';
 import { replayMessages, type ReplayMessage } from './store-read.js';
 import { bookArray, bookOfState, type ReplayRow } from './wire.js';
@@ -54,7 +54,7 @@ const WOKEN = Symbol('woken');
 const NOTHING_TO_WAKE = () => {};
 
 /**
- * One replay connection (TIME-MACHINE.md §1). The first subscription that names an asset starts the
+ * One replay connection (docs/TIME-MACHINE.md §1). The first subscription that names an asset starts the
  * replay clock at `from`; every later subscribe or unsubscribe restarts the store read from the current position
  * with the new set of assets (exact: see ReplayPosition), after sending the new assets' books at the
  * replay clock. One loop sends: it waits for the next message's wall time (`speed`), for the socket

@@ -2,7 +2,7 @@ import type { BookState, Level } from '../book/index.js';
 import { numberText } from '../number-text.js';
 
 /**
- * Stored rows in Polymarket's market-channel shapes (TIME-MACHINE.md §1, INGEST.md §1): every number
+ * Stored rows in Polymarket's market-channel shapes (docs/TIME-MACHINE.md §1, docs/INGEST.md §1): every number
  * a string in shortest form, `timestamp` epoch ms as a string, book levels bids ascending and asks
  * descending (best level last) as the exchange lists them. We keep no exchange hash: `hash` is "".
  */

@@ -12,7 +12,7 @@ import { errorResponses, successResponse } from '../http/openapi.js';
 import { PLAN_NAMES } from '../plans.js';
 import { utcDay, utcHour } from '../time.js';
 
-/** POST /v1/register, GET /v1/me, POST /v1/keys/regenerate (API.md §3, §4). */
+/** POST /v1/register, GET /v1/me, POST /v1/keys/regenerate (docs/API.md §3, §4). */
 const REGISTRATIONS_PER_IP_PER_HOUR = 20;
 const HOUR_MS = 3_600_000;
 

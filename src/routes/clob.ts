@@ -10,12 +10,12 @@ import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, notFound } from '../http/errors.js';
 import { renderError } from '../http/render-error.js';
-import type { BookReader } from '../queries/book-reader.js';
+import type { BookReader } from '../book-history/port.js';
 import { lastTradeAt, tradingRules } from '../queries/clob.js';
 import { pricesHistory } from '../queries/orderbook.js';
 
 /**
- * Polymarket's CLOB read API at any past instant (TIME-MACHINE.md §2). A Polymarket client whose
+ * Polymarket's CLOB read API at any past instant (docs/TIME-MACHINE.md §2). A Polymarket client whose
  * `host` is `…/v1/clob/{key}/at/{instant}` gets, for each read method, the answer Polymarket would
  * have given at that millisecond: Polymarket's paths, parameters, shapes, value types and units, and
  * its error shape `{"error": "…"}`. Books come from the app's BookReader (the same reconstruction as

@@ -7,8 +7,8 @@ import type { AppEnv } from '../http/context.js';
 import { DATA_ERRORS, errorResponses } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, timeParam } from '../http/params.js';
 import { streamResponse } from '../http/stream.js';
-import { bookRows, type BookRowVisitor } from '../queries/book-export.js';
-import { encodeBookRows, type BookExportFormat } from '../queries/book-export-formats.js';
+import { bookRows, type BookRowVisitor } from '../book-history/dataset-rows.js';
+import { encodeBookRows, type BookExportFormat } from '../exports/book-formats.js';
 
 const FORMATS = ['csv', 'jsonl', 'parquet'] as const;
 

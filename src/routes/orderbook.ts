@@ -10,8 +10,9 @@ import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js
 import { assetIdParam, enumParam, intParam, orderedRange, positiveNumberParam, timeParam } from '../http/params.js';
 import { executeMarketOrder, quoteOf, type BookState } from '../book/index.js';
 import { datetimeText } from '../http/datetime.js';
-import type { BookAt, BookReader } from '../queries/book-reader.js';
-import { exchangeSnapshots, pricesHistory, sampledBooks } from '../queries/orderbook.js';
+import type { BookAt, BookReader } from '../book-history/port.js';
+import { sampledBooks } from '../book-history/fold.js';
+import { exchangeSnapshots, pricesHistory } from '../queries/orderbook.js';
 
 const LevelSchema = z.object({ price: z.number(), size: z.number() }).openapi('BookLevel');
 
@@ -165,7 +166,7 @@ const bookMissing = (assetId: string, at: number | undefined) =>
 /** An explicit instant with a stored event after it: before the ingest watermark (BookAt). */
 const isHistory = (timestamp: number | undefined, state: BookAt) => timestamp !== undefined && state.next !== Infinity;
 
-/** `/v1/orderbook` `data` (API.md §4) of a state: at most `depth` levels per side, best first. */
+/** `/v1/orderbook` `data` (docs/API.md §4) of a state: at most `depth` levels per side, best first. */
 export function bookData(assetId: string, { market, timestamp, book }: BookState, depth: number) {
   return {
     market,
@@ -187,7 +188,7 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps,
     checkHistoryWindow(c, { explicitStart: q.timestamp });
     const state = await books.at(q.asset_id, q.timestamp ?? null, c.req.raw.signal);
     if (!state) throw bookMissing(q.asset_id, q.timestamp);
-    // Implicit latest (API.md §2): the newest data must lie in the window.
+    // Implicit latest (docs/API.md §2): the newest data must lie in the window.
     if (q.timestamp === undefined) assertInHistoryWindow(c, state.timestamp);
     return okHistorical(c, bookData(q.asset_id, state, q.limit ?? 20), isHistory(q.timestamp, state));
   });

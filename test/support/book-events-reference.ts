@@ -1,7 +1,7 @@
 import type { Engine } from '../../src/clickhouse/engine.js';
 
 /**
- * The book at T read from book_events as INGEST.md §2 states it, for tests that write book_events
+ * The book at T read from book_events as docs/INGEST.md §2 states it, for tests that write book_events
  * rows themselves (no ticks or book_snapshots behind them): the latest snapshot (`book` or
  * `checkpoint`) with t ≤ T, then every `price_change` after it up to T in (t, seq) order, a size of
  * 0 removing the level. Written from the spec with a plain Map, sharing nothing with src/book or

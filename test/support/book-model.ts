@@ -115,7 +115,7 @@ function append<T>(map: Map<string, T[]>, key: string, value: T): void {
   else map.set(key, [value]);
 }
 
-/** API.md rounding: prices to 6 decimals, bps to 2. */
+/** docs/API.md rounding: prices to 6 decimals, bps to 2. */
 const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /** `/v1/execution-price` `data` for a market order of `amount` shares against `book`, walked level by level. */

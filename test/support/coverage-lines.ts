@@ -1,6 +1,6 @@
 /**
  * Lines of a recorder archive written by hand, for coverage tests: capture records in the archive
- * format of TIME-MACHINE.md §4 as the recorder writes them, and Polymarket `book` / `price_change`
+ * format of docs/TIME-MACHINE.md §4 as the recorder writes them, and Polymarket `book` / `price_change`
  * frames.
  */
 export type Pair = [string, string];

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 
 /**
- * A local stand-in for Polymarket's market channel, speaking its wire protocol (INGEST.md §1): takes
+ * A local stand-in for Polymarket's market channel, speaking its wire protocol (docs/INGEST.md §1): takes
  * the subscribe message and live `subscribe` operations, answers with the initial dump (one array of
  * the subscribed assets' books), then delivers published frames to the connections subscribed to
  * their assets; answers the text `PING` with `PONG`. It can drop connections, stop answering, and

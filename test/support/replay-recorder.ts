@@ -2,7 +2,7 @@ import type { Engine } from '../../src/clickhouse/engine.js';
 import type { MarketRow, TickRow } from '../../src/clickhouse/rows.js';
 import { Normalizer } from '../../src/ingest/normalizer.js';
 
-/** A tick as the exactness rule of TIME-MACHINE.md §1 compares it (plus the asset and the stored book side). */
+/** A tick as the exactness rule of docs/TIME-MACHINE.md §1 compares it (plus the asset and the stored book side). */
 export interface ComparedTick {
   asset_id: string;
   t: number;

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../../src/deps.js';
 import type { GammaMarket } from '../../src/ingest/gamma.js';
-import { replayLines } from '../../src/ingest/replay.js';
+import { replayLines } from '../../src/ingest/frame-files.js';
 
 export { startDataApp as startTicksApp, type DataApp as TicksApp } from './data-app.js';
 

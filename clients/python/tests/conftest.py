@@ -70,7 +70,7 @@ def big_asset(client: tickhouse.Client) -> dict[str, object]:
 
 
 def requires_path(live: Live, path: str) -> None:
-    """Endpoints of TIME-MACHINE.md that are built alongside this client: their tests run once the
+    """Endpoints of docs/TIME-MACHINE.md that are built alongside this client: their tests run once the
     live service's OpenAPI lists the path, and are skipped (saying so) before that."""
     if path not in live.paths:
         pytest.skip(f"{path} is not in this service's /v1/openapi.json yet")

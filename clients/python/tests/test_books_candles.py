@@ -1,4 +1,4 @@
-"""Books, candles, prices and the TIME-MACHINE.md endpoints against the live service.
+"""Books, candles, prices and the docs/TIME-MACHINE.md endpoints against the live service.
 
 Tests of /v1/orderbook/export, /v1/coverage and /v1/replay/market are gated by `requires_path`: they
 run as soon as the live service's /v1/openapi.json lists the path (other work adds these endpoints).
@@ -52,7 +52,7 @@ def test_book_range_equals_the_json_api(client: tickhouse.Client, raw: httpx.Cli
 
 
 def candle_model(ticks: list[dict[str, Any]], res_ms: int) -> pd.DataFrame:
-    """API.md /v1/ohlcv from raw ticks: price_change only, best_bid open/high/low/close, count as volume,
+    """docs/API.md /v1/ohlcv from raw ticks: price_change only, best_bid open/high/low/close, count as volume,
     UTC-aligned buckets, empty buckets omitted."""
     buckets: dict[int, list[float]] = {}
     for tick in ticks:  # ascending by t, then arrival: the walk's order
@@ -136,7 +136,7 @@ def test_account_methods(live: Live) -> None:
         old.me()
 
 
-# --- TIME-MACHINE.md endpoints, gated on the live OpenAPI -----------------------------------------
+# --- docs/TIME-MACHINE.md endpoints, gated on the live OpenAPI -----------------------------------------
 
 
 def test_books_rows_are_the_orderbook_at_their_time(live: Live, client: tickhouse.Client, raw: httpx.Client, big_asset: dict[str, Any]) -> None:

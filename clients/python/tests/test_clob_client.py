@@ -1,7 +1,7 @@
 """Polymarket's own Python client (py-clob-client, unmodified, from PyPI) against the time machine.
 
 With `host` = `<service>/v1/clob/<key>/at/<instant>`, every read method the client has returns
-without error and equals the `/v1` answer for the same instant (TIME-MACHINE.md §2). py-clob-client
+without error and equals the `/v1` answer for the same instant (docs/TIME-MACHINE.md §2). py-clob-client
 has no prices-history method; that endpoint is read with the client's own HTTP helper.
 
 Runs against the demo service the suite starts (conftest.py `live`), with its unlimited key.

@@ -1,4 +1,4 @@
-"""Every typed exception, raised by the status and code the live service answers (API.md §6), and the
+"""Every typed exception, raised by the status and code the live service answers (docs/API.md §6), and the
 retry policy: 503 and lost connections are retried, a daily 429 never is."""
 
 from __future__ import annotations

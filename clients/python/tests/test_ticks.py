@@ -41,7 +41,7 @@ def test_every_path_gives_the_same_frame(client: tickhouse.Client, walk: Any, vi
 
 def test_auto_uses_one_json_page_for_a_small_range_and_the_parquet_export_for_a_large_one(client: tickhouse.Client, raw: httpx.Client, walk: Any) -> None:
     params, rows = walk
-    # Each data request counts once a day (API.md §2), so requests_today tells how the client fetched.
+    # Each data request counts once a day (docs/API.md §2), so requests_today tells how the client fetched.
     small_end = rows[999]["t"]
     small = json_walk(raw, {**params, "end": small_end}, 100_000)
     before = client.me()["requests_today"]

@@ -1,4 +1,4 @@
-"""``Client``: one method per endpoint of the tickhouse API (API.md, TIME-MACHINE.md §1, §3, §4)."""
+"""``Client``: one method per endpoint of the tickhouse API (docs/API.md, docs/TIME-MACHINE.md §1, §3, §4)."""
 
 from __future__ import annotations
 
@@ -146,7 +146,7 @@ class Client:
         return [Book.from_json(b) for b in self._t.json("GET", "/v1/orderbook/range", params=params)["data"]]
 
     def books(self, asset_id: AssetId, start: TimeLike, end: TimeLike, depth: int = 25, interval: int | None = None, *, as_: Output = "pandas") -> Any:
-        """``GET /v1/orderbook/export`` (TIME-MACHINE.md §3) as a frame: the top ``depth`` levels after
+        """``GET /v1/orderbook/export`` (docs/TIME-MACHINE.md §3) as a frame: the top ``depth`` levels after
         every book-changing event in ``[start, end]``, or at every multiple of ``interval`` ms.
         Columns ``timestamp`` (UTC), ``best_bid``, ``best_ask``, ``bid_price_0``, ``bid_size_0``, …,
         ``ask_price_0``, ``ask_size_0``, … (best first; absent levels null)."""
@@ -236,7 +236,7 @@ class Client:
     def candles(self, asset_id: AssetId, resolution: Resolution = "1h", start: TimeLike | None = None, end: TimeLike | None = None, *, limit: int | None = None, as_: Output = "pandas") -> Any:
         """``GET /v1/ohlcv``: columns ``timestamp`` (bucket start, UTC), ``open``, ``high``, ``low``,
         ``close``, ``volume``, ascending. With ``start`` and no ``limit``, every candle from ``start``
-        to ``end`` (pages of 1,000); otherwise the service's selection (API.md: the last ``limit`` up to ``end``)."""
+        to ``end`` (pages of 1,000); otherwise the service's selection (docs/API.md: the last ``limit`` up to ``end``)."""
         params = {"asset_id": str(asset_id), "resolution": resolution, "start": _ms(start, "start"), "end": _ms(end, "end")}
         rows: list[dict[str, Any]] = []
         if start is None or limit is not None:
@@ -253,14 +253,14 @@ class Client:
         return _frames.convert(table, as_)
 
     def coverage(self, asset_id: AssetId, start: TimeLike, end: TimeLike) -> dict[str, Any]:
-        """``GET /v1/coverage`` (TIME-MACHINE.md §4): captured intervals, gaps, reconnects, book
+        """``GET /v1/coverage`` (docs/TIME-MACHINE.md §4): captured intervals, gaps, reconnects, book
         verification counts, drift and a condition per UTC day, as the service returns them."""
         return _object(self._t.json("GET", "/v1/coverage", params={"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end")})["data"])
 
     # --- replay ---------------------------------------------------------------------------------
 
     def replay(self, assets: Sequence[AssetId], start: TimeLike, end: TimeLike, speed: float | Literal["max"] = 1) -> Iterator[dict[str, Any]]:
-        """The replay WebSocket (TIME-MACHINE.md §1): Polymarket market-channel events of ``assets``
+        """The replay WebSocket (docs/TIME-MACHINE.md §1): Polymarket market-channel events of ``assets``
         from ``start`` to ``end`` paced at ``speed`` × real time (``"max"``: as fast as read).
 
         Yields each event as a dict: first the ``book`` of every asset that has one at ``start`` (the

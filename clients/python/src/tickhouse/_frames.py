@@ -30,7 +30,7 @@ TICK_SCHEMA = pa.schema(
         pa.field("size", pa.float64(), nullable=False),
     ]
 )
-# The CSV export names two columns differently (API.md §4, /v1/ticks/export).
+# The CSV export names two columns differently (docs/API.md §4, /v1/ticks/export).
 _TICK_CSV_NAMES = {"timestamp": "t", "event_type": "event"}
 
 CANDLE_SCHEMA = pa.schema(
@@ -46,7 +46,7 @@ CANDLE_SCHEMA = pa.schema(
 
 
 def book_schema(depth: int) -> pa.Schema:
-    """TIME-MACHINE.md §3: timestamp, best_bid, best_ask, then bid and ask levels best first (nullable)."""
+    """docs/TIME-MACHINE.md §3: timestamp, best_bid, best_ask, then bid and ask levels best first (nullable)."""
     fields = [pa.field("timestamp", UTC_MS, nullable=False), pa.field("best_bid", pa.float64()), pa.field("best_ask", pa.float64())]
     for side in ("bid", "ask"):
         for i in range(depth):

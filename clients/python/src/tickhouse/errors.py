@@ -1,4 +1,4 @@
-"""Typed exceptions, one per status and error code of the API contract (API.md §6).
+"""Typed exceptions, one per status and error code of the API contract (docs/API.md §6).
 
 Every error body is ``{"detail": {"error": <code>, "message": <text>, ...extra}}`` (404 carries only
 ``message``); each class exposes the extra members that its code carries as attributes.
@@ -111,7 +111,7 @@ class ReplayClosed(Exception):
         super().__init__(f"replay closed with {code}: {reason}")
 
 
-# (status, code) → class, as in API.md §6; 404 has no code.
+# (status, code) → class, as in docs/API.md §6; 404 has no code.
 _BY_CODE: dict[str, tuple[int, type[TickhouseError]]] = {
     "invalid_parameter": (400, InvalidParameter),
     "invalid_api_key": (401, InvalidApiKey),

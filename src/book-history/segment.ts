@@ -1,5 +1,5 @@
 import { OrderBook, type Level } from '../book/index.js';
-import type { BookAt } from './book-reader.js';
+import type { BookAt } from './port.js';
 
 /**
  * Object headers, the two typed arrays' backing stores and headers, the cache's map entries:

@@ -1,11 +1,11 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { BookState, Level, OrderBook } from '../book/index.js';
 import { MAX_NUMBER_BYTES, writeInteger, writeNumber } from '../number-text.js';
-import type { BookRowVisitor } from './book-export.js';
-import { NO_SEPARATOR, SideText } from './book-side-text.js';
+import type { BookRowVisitor } from '../book-history/dataset-rows.js';
+import { NO_SEPARATOR, SideText } from './side-text.js';
 
 /**
- * The bytes of a book dataset (TIME-MACHINE.md §3) in CSV, JSONL or Parquet. The rows are computed
+ * The bytes of a book dataset (docs/TIME-MACHINE.md §3) in CSV, JSONL or Parquet. The rows are computed
  * in JS (folded books), so JS formats them; numbers print in shortest round-trip form (String(x), by
  * writeNumber), as the engine prints Float64. Output leaves in chunks of about CHUNK_BYTES, or sooner
  * when rows come slowly (FLUSH_MS), so the first bytes never wait for a full chunk.
@@ -179,7 +179,7 @@ class ChunkWriter extends ByteWriter {
   }
 }
 
-/** `timestamp` Int64, every other column nullable Float64 (TIME-MACHINE.md §3); absent levels are null. */
+/** `timestamp` Int64, every other column nullable Float64 (docs/TIME-MACHINE.md §3); absent levels are null. */
 async function* parquetChunks(rows: BookRowSource, depth: number): AsyncGenerator<Buffer> {
   const names = bookCsvColumns(depth);
   const writer = new ChunkWriter();

@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
 import { loadMigrations } from '../src/clickhouse/migrations.js';
-import { replayFile, replayLines, type ReplayProgress } from '../src/ingest/replay.js';
+import { replayFile, replayLines, type ReplayProgress } from '../src/ingest/frame-files.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { fixturePath } from './support/fixtures.js';
 
@@ -45,7 +45,7 @@ async function counts() {
 }
 
 describe('replaying the sample capture', () => {
-  it('writes the rows INGEST.md §2 derives, into every table', async () => {
+  it('writes the rows docs/INGEST.md §2 derives, into every table', async () => {
     const summary = await replayFile(engine, FRAMES, { marketsFile: GAMMA });
     expect(summary.writer.rows).toEqual({ ticks: 10, book_snapshots: 4, markets: 4, book_checks: 4, capture_events: 0 });
     expect(summary.normalizer.ticks).toBe(10);

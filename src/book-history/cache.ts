@@ -1,9 +1,10 @@
 import { DEFAULT_CHECKPOINTS } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
-import { BookSegment, SegmentBuilder } from './book-segment.js';
+import { BookSegment, SegmentBuilder } from './segment.js';
 import { log } from '../log.js';
-import { BINARY_EVENT_COLUMNS, BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './book-event-decoder.js';
-import { MAX_TIME_MS, POINT_READ } from './orderbook.js';
+import { BINARY_EVENT_COLUMNS } from '../queries/book-event-columns.js';
+import { BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './event-decoder.js';
+import { MAX_TIME_MS, POINT_READ } from '../queries/orderbook.js';
 
 /**
  * Immutable history read once: the segments (a snapshot and the changes up to the next one) that

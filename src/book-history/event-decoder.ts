@@ -1,20 +1,6 @@
 import type { Level } from '../book/index.js';
 import { RowBinaryReader } from '../clickhouse/row-binary.js';
 
-/**
- * Book events in the engine's RowBinary format, decoded straight from the bytes: the long reads
- * (book datasets, sampled books, the cache's misses) fold millions of rows, and parsing one JSON
- * line per row cost several times what the engine takes to produce it. The SELECT must list
- * BINARY_EVENT_COLUMNS and bind {usual_market}.
- *
- * An asset's events almost always carry one market (its condition id, 66 bytes): sent on every row
- * it was two thirds of the bytes of a read. So a row carries its market only when it is not
- * {usual_market} (NULL otherwise), and the decoder, given the same value, fills it in. Any value is
- * exact; a right guess only makes the read smaller.
- */
-export const BINARY_EVENT_COLUMNS =
-  "toUnixTimestamp64Milli(t) AS ms, kind, if(market = {usual_market:String}, NULL, toString(market)) AS other_market, price, size, book_side, bids, asks";
-
 /** kind and book_side are Enum8: RowBinary carries their numeric values (007_book_events.sql). */
 export const KIND_CHANGE = 1;
 export const SIDE_BUY = 1;
@@ -31,6 +17,17 @@ export interface BookEvent {
   asks: Level[];
 }
 
+/**
+ * Book events in the engine's RowBinary format, decoded straight from the bytes: the long reads
+ * (book datasets, sampled books, the cache's misses) fold millions of rows, and parsing one JSON
+ * line per row cost several times what the engine takes to produce it. The SELECT must list
+ * BINARY_EVENT_COLUMNS (src/queries/book-event-columns.ts) and bind {usual_market}.
+ *
+ * An asset's events almost always carry one market (its condition id, 66 bytes): sent on every row
+ * it was two thirds of the bytes of a read. So a row carries its market only when it is not
+ * {usual_market} (NULL otherwise), and the decoder, given the same value, fills it in. Any value is
+ * exact; a right guess only makes the read smaller.
+ */
 export class BookEventDecoder extends RowBinaryReader {
   private readonly event: BookEvent;
 
