@@ -1,5 +1,6 @@
 import { DataDirLockedError } from '../src/clickhouse/errors.js';
 import { ConfigError } from '../src/config.js';
+import { errorText } from '../src/log.js';
 
 /**
  * Runs a CLI body; known start-up failures (bad configuration, a locked DATA_DIR) end with one
@@ -12,7 +13,7 @@ export async function runCli(body: () => Promise<void>): Promise<void> {
     if (err instanceof ConfigError || err instanceof DataDirLockedError) {
       process.stderr.write(`tickhouse: ${err.message}\n`);
     } else {
-      process.stderr.write(`tickhouse: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.stderr.write(`tickhouse: ${errorText(err, 'stack')}\n`);
     }
     process.exit(1);
   }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { documentText, openApiDocument } from './openapi-document.js';
+import { errorText } from '../src/log.js';
 
 /**
  * `npm run client:generate`: writes the live OpenAPI document to clients/typescript/openapi.json and
@@ -43,7 +44,7 @@ async function main() {
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   main().catch((err) => {
-    process.stderr.write(`generate-ts-client: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`generate-ts-client: ${errorText(err)}\n`);
     process.exit(1);
   });
 }

@@ -5,6 +5,7 @@ import { runMigrations } from '../src/clickhouse/migrations.js';
 import { loadConfig } from '../src/config.js';
 import { readGammaFile, replayFile, type ReplaySummary } from '../src/ingest/frame-files.js';
 import { runCli } from './cli.js';
+import { errorText } from '../src/log.js';
 
 const USAGE = `Usage: npm run ingest -- replay <file> [--markets <gamma.json>]
 
@@ -37,7 +38,7 @@ async function parseCommandLine(): Promise<{ file: string; markets?: string }> {
     if (values.markets) await readGammaFile(values.markets);
     return { file, markets: values.markets };
   } catch (err) {
-    process.stderr.write(`ingest: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
+    process.stderr.write(`ingest: ${errorText(err)}\n${USAGE}\n`);
     process.exit(2);
   }
 }

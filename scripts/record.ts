@@ -7,6 +7,7 @@ import { formatStatusLine, startRecorder, type Recorder } from '../src/ingest/re
 import { log, setLogLevel } from '../src/log.js';
 import { metrics } from '../src/metrics.js';
 import { runCli } from './cli.js';
+import { errorText } from '../src/log.js';
 
 /**
  * `npm run record -- (--assets <id,...> | --active [--max-assets N]) [--archive <dir>] …`: the live
@@ -54,7 +55,7 @@ await runCli(async () => {
         process.exit(0);
       })
       .catch((err) => {
-        log.error('recorder shutdown failed', { error: (err as Error).message });
+        log.error('recorder shutdown failed', { error: errorText(err) });
         process.exit(1);
       });
   };

@@ -10,6 +10,7 @@ import { loadConfig } from '../src/config.js';
 import { DEMO_MARKET_LIMIT, generateDemo } from '../src/demo/frames.js';
 import { DEMO_DEFAULT_SEED, DEMO_DEFAULT_TICKS, seedDemo } from '../src/demo/seed.js';
 import { runCli } from './cli.js';
+import { errorText } from '../src/log.js';
 
 const USAGE = `Usage: npm run seed-demo -- [--ticks N] [--seed S] [--days D] [--markets M] [--out file.jsonl[.gz]]
 
@@ -55,7 +56,7 @@ function parseCommandLine(): DemoArgs & { out?: string } {
       out: values.out,
     };
   } catch (err) {
-    process.stderr.write(`seed-demo: ${err instanceof Error ? err.message : String(err)}\n${USAGE}\n`);
+    process.stderr.write(`seed-demo: ${errorText(err)}\n${USAGE}\n`);
     process.exit(2);
   }
 }

@@ -24,3 +24,12 @@ export const log = {
   warn: (msg: string, fields?: Record<string, unknown>) => write('warn', msg, fields),
   error: (msg: string, fields?: Record<string, unknown>) => write('error', msg, fields),
 };
+
+/**
+ * A caught error as a log line or a CLI message prints it: its message, or with 'stack' its stack
+ * (for errors that are bugs: where it came from). A thrown value that is not an Error prints as text.
+ */
+export function errorText(err: unknown, detail: 'message' | 'stack' = 'message'): string {
+  if (!(err instanceof Error)) return String(err);
+  return detail === 'stack' ? (err.stack ?? err.message) : err.message;
+}

@@ -13,7 +13,7 @@ import { type Config, ConfigError, loadConfig } from './config.js';
 import { loadDemoDataIfEmpty } from './demo/load.js';
 import { gracefulServer } from './http/graceful-server.js';
 import { createHttpServer } from './http/http-server.js';
-import { log, setLogLevel } from './log.js';
+import { log, setLogLevel, errorText } from './log.js';
 import { guardProcess } from './process-guard.js';
 
 /** What start-up has opened so far: closed again if it fails, so no lock file outlives the process. */
@@ -52,7 +52,7 @@ async function main() {
   log.info('listening', { url, openapi: `${url}/v1/openapi.json` });
   process.stdout.write(`\n  tickhouse is serving on ${url}  (dashboard: ${url}/, API contract: ${url}/v1/openapi.json)\n\n`);
   // Serve at once; a first start fills the empty store meanwhile (a few seconds of partial data).
-  loadDemoDataIfEmpty(deps).catch((err) => log.error('demo data failed to load', { error: String(err) }));
+  loadDemoDataIfEmpty(deps).catch((err) => log.error('demo data failed to load', { error: errorText(err) }));
   // The embedded engine allows one process per DATA_DIR, so the recorder can share this one's.
   const recorder = config.RECORDER ? await startRecorder(engine, loadRecorderOptions(process.env)) : null;
 
@@ -71,7 +71,7 @@ async function main() {
     const recorderStopped = recorder?.stop() ?? Promise.resolve();
     app.replay.close();
     http.drain(async () => {
-      await recorderStopped.catch((err) => log.error('recorder flush failed', { error: String(err) }));
+      await recorderStopped.catch((err) => log.error('recorder flush failed', { error: errorText(err) }));
       // A book cache fill reads from the engine in the background: stopped before the engine closes.
       await app.books.close();
       await Promise.allSettled([engine.close(), accounts.close()]);
@@ -99,7 +99,7 @@ const OPERATOR_ERRORS = [ConfigError, DataDirLockedError, AccountStoreLockedErro
 
 main().catch(async (err) => {
   const known = OPERATOR_ERRORS.some((type) => err instanceof type);
-  process.stderr.write(known ? `tickhouse: ${err.message}\n` : `tickhouse: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(known ? `tickhouse: ${err.message}\n` : `tickhouse: failed to start: ${errorText(err, 'stack')}\n`);
   await Promise.allSettled(opened.reverse().map((resource) => resource.close()));
   process.exit(1);
 });

@@ -1,5 +1,5 @@
 import { currentRequestScope } from './http/request-scope.js';
-import { log } from './log.js';
+import { log, errorText } from './log.js';
 import { metrics } from './metrics.js';
 
 const uncaught = metrics.counter('tickhouse_uncaught_errors_total', 'Errors nothing caught (logged and answered, never fatal), by kind');
@@ -17,7 +17,7 @@ export function guardProcess(): void {
     uncaught.inc({ kind });
     log.error(kind === 'exception' ? 'uncaught exception' : 'unhandled rejection', {
       request_id: scope?.requestId,
-      error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      error: errorText(err, 'stack'),
     });
     scope?.fail();
   };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { log } from '../log.js';
+import { log, errorText } from '../log.js';
 import type { PlanName } from '../plans.js';
 import { AccountNotFoundError, StoreUnavailableError } from './errors.js';
 import { FileWriter } from './file-writer.js';
@@ -130,7 +130,7 @@ class EmbeddedAccountStore implements AccountStore {
     return this.files.probe(`${this.file}.${process.pid}.probe`).then(
       () => true,
       (err) => {
-        log.warn('account store is not writable', { file: this.file, error: (err as Error).message });
+        log.warn('account store is not writable', { file: this.file, error: errorText(err) });
         return false;
       },
     );
@@ -271,7 +271,7 @@ class EmbeddedAccountStore implements AccountStore {
     const value = (map.get(key) ?? 0) + 1;
     map.set(key, value);
     this.flushTimer ??= setTimeout(() => {
-      this.flush().catch((err) => log.error('account store flush failed', { error: (err as Error).message }));
+      this.flush().catch((err) => log.error('account store flush failed', { error: errorText(err) }));
     }, COUNTER_FLUSH_MS).unref();
     return value;
   }
@@ -289,7 +289,7 @@ class EmbeddedAccountStore implements AccountStore {
     try {
       await this.files.replace(this.file, `${this.file}.${process.pid}.tmp`, JSON.stringify(this.snapshot(durable)));
     } catch (err) {
-      log.error('account store write failed', { file: this.file, error: (err as Error).message });
+      log.error('account store write failed', { file: this.file, error: errorText(err) });
       throw new StoreUnavailableError({ cause: err });
     }
   }

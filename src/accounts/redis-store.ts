@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { log } from '../log.js';
+import { log, errorText } from '../log.js';
 import type { PlanName } from '../plans.js';
 import { AccountNotFoundError, StoreUnavailableError } from './errors.js';
 import type { AccountStore, PaidInvoice, PaidInvoiceOutcome } from './store.js';
@@ -99,12 +99,12 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
   redis.on('error', (err: Error) => {
     if (Date.now() - lastErrorLog < 10_000) return;
     lastErrorLog = Date.now();
-    log.warn('redis error', { error: err.message });
+    log.warn('redis error', { error: errorText(err) });
   });
   try {
     await redis.connect();
   } catch (err) {
-    log.warn('redis unreachable at start; serving 503 on authenticated routes until it is back', { error: (err as Error).message });
+    log.warn('redis unreachable at start; serving 503 on authenticated routes until it is back', { error: errorText(err) });
   }
   return new RedisAccountStore(redis);
 }
@@ -124,7 +124,7 @@ class RedisAccountStore implements AccountStore {
     try {
       return await op();
     } catch (err) {
-      log.debug('account store call failed', { error: (err as Error).message });
+      log.debug('account store call failed', { error: errorText(err) });
       throw new StoreUnavailableError({ cause: err });
     }
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { log } from '../log.js';
+import { log, errorText } from '../log.js';
 import { PLANS } from '../plans.js';
 import { PaymentProviderError } from './errors.js';
 import type { CreatedInvoice, InvoiceRequest, PaymentProvider } from './provider.js';
@@ -80,7 +80,7 @@ export class NowPaymentsProvider implements PaymentProvider {
         log.warn('nowpayments invoice timed out', { timeout_seconds: seconds });
         throw new PaymentProviderError(`The payment provider did not answer within ${seconds} s; nothing was charged. Try again shortly.`);
       }
-      log.warn('nowpayments unreachable', { error: String(err) });
+      log.warn('nowpayments unreachable', { error: errorText(err) });
       throw new PaymentProviderError('The payment provider could not be reached; nothing was charged. Try again shortly.');
     }
   }

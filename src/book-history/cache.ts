@@ -1,7 +1,7 @@
 import { DEFAULT_CHECKPOINTS } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
 import { BookSegment, SegmentBuilder } from './segment.js';
-import { log } from '../log.js';
+import { log, errorText } from '../log.js';
 import { BINARY_EVENT_COLUMNS } from '../queries/book-event-columns.js';
 import { BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './event-decoder.js';
 import { MAX_TIME_MS, POINT_READ } from '../queries/orderbook.js';
@@ -253,7 +253,7 @@ export class BookCache {
     };
     const done = run()
       .catch((err: unknown) => {
-        if (!controller.signal.aborted) log.warn('book cache fill failed', { asset_id: assetId, error: String((err as Error).message ?? err) });
+        if (!controller.signal.aborted) log.warn('book cache fill failed', { asset_id: assetId, error: errorText(err) });
       })
       .finally(() => {
         this.running = null;

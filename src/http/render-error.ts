@@ -3,7 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import { AccountNotFoundError, StoreUnavailableError } from '../accounts/errors.js';
 import { InvoiceNotFoundError, IpnPayloadError, IpnSignatureError, PaymentProviderError, PaymentsUnavailableError } from '../billing/errors.js';
 import { EngineUnavailableError } from '../clickhouse/errors.js';
-import { log } from '../log.js';
+import { log, errorText } from '../log.js';
 import { redactPath } from '../redact.js';
 import type { AppEnv } from './context.js';
 import { ApiError, invalidParameter, notFound, serviceUnavailable } from './errors.js';
@@ -27,7 +27,7 @@ export function renderError(err: Error, c: Context<AppEnv>, body: (e: ApiError) 
     return new Response(null, { status: 499 });
   }
   const requestId = c.get('requestId');
-  log.error('unhandled error', { request_id: requestId, error: err.stack ?? String(err) });
+  log.error('unhandled error', { request_id: requestId, error: errorText(err, 'stack') });
   return send(c, new ApiError('internal_error', 'Internal error; quote request_id when reporting it.', { request_id: requestId }), body);
 }
 

@@ -3,7 +3,7 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { log } from '../log.js';
+import { log, errorText } from '../log.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -92,7 +92,7 @@ export class FrameArchive {
       } catch (err) {
         this.stats.failures++;
         const wait = Math.min(30_000, 500 * 2 ** attempt);
-        log.error('archive write failed: frames stay in memory, retrying', { file, frames: lines.length, retry_in_ms: wait, error: (err as Error).message });
+        log.error('archive write failed: frames stay in memory, retrying', { file, frames: lines.length, retry_in_ms: wait, error: errorText(err) });
         await new Promise((r) => setTimeout(r, wait));
       }
     }

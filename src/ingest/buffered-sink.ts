@@ -1,6 +1,6 @@
 import type { Engine } from '../clickhouse/engine.js';
 import { EngineUnavailableError } from '../clickhouse/errors.js';
-import { log } from '../log.js';
+import { log, errorText } from '../log.js';
 import type { RowSink } from './normalizer.js';
 import { recorderMetrics } from './recorder-metrics.js';
 import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
@@ -175,7 +175,7 @@ export class BufferedSink implements RowSink {
         this.stats.failingSince ||= Date.now();
         const delay = Math.min(this.options.retryMaxMs, this.options.retryMinMs * 2 ** Math.min(attempt, 30));
         const wait = Math.round(delay / 2 + (Math.random() * delay) / 2);
-        const fields = { pending_rows: this.stats.pending, attempt: attempt + 1, retry_in_ms: wait, error: (err as Error).message };
+        const fields = { pending_rows: this.stats.pending, attempt: attempt + 1, retry_in_ms: wait, error: errorText(err) };
         if (err instanceof EngineUnavailableError) log.warn('ClickHouse unavailable: rows stay buffered, retrying', fields);
         else log.error('insert failed: rows stay buffered, retrying', fields);
         await new Promise<void>((resolve) => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '../clickhouse/engine.js';
-import { log } from '../log.js';
+import { log, errorText } from '../log.js';
 import { FrameArchive, type ArchiveStats } from './archive.js';
 import { BufferedSink, type SinkStats } from './buffered-sink.js';
 import { captureLine, type CaptureRecord } from './capture-record.js';
@@ -192,7 +192,7 @@ export async function startRecorder(engine: Engine, options: RecorderOptions, ho
       const msg = options.assets === null
         ? 'Gamma discovery failed: nothing to subscribe to yet; retrying'
         : 'Gamma metadata unavailable: ticks are labelled UNKNOWN until it answers; retrying';
-      log.warn(msg, { error: (err as Error).message, retry_in_ms: wait });
+      log.warn(msg, { error: errorText(err), retry_in_ms: wait });
       if (!stopped) discoveryRetry = setTimeout(() => void firstDiscovery(attempt + 1), wait);
     }
   }
@@ -202,7 +202,7 @@ export async function startRecorder(engine: Engine, options: RecorderOptions, ho
 
   const refresh = options.discoveryIntervalMs > 0
     ? setInterval(() => {
-        discover().catch((err) => log.warn('Gamma refresh failed; keeping the current subscriptions', { error: (err as Error).message }));
+        discover().catch((err) => log.warn('Gamma refresh failed; keeping the current subscriptions', { error: errorText(err) }));
       }, options.discoveryIntervalMs)
     : null;
 

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { log } from '../log.js';
+import { log, errorText } from '../log.js';
 import { recorderMetrics } from './recorder-metrics.js';
 
 export interface FeedOptions {
@@ -192,7 +192,7 @@ class MarketSocket {
       this.options.onMessage(isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString(), this.id);
     });
     ws.on('error', (err) => {
-      if (!this.closing) log.warn('recorder socket error', { socket: this.id, error: err.message });
+      if (!this.closing) log.warn('recorder socket error', { socket: this.id, error: errorText(err) });
     });
     ws.on('close', (code, reason) => {
       this.stopTimers();

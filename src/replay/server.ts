@@ -6,7 +6,7 @@ import { ApiError } from '../http/errors.js';
 import { internalError, upgradeRequest, type AppFetch, type UpgradeHandler } from '../http/http-server.js';
 import { writeRawError, writeRawResponse } from '../http/raw-response.js';
 import { currentRequestScope, runInRequestScope } from '../http/request-scope.js';
-import { log } from '../log.js';
+import { log, errorText } from '../log.js';
 import { metrics } from '../metrics.js';
 import type { BookReader } from '../book-history/port.js';
 import { ReplaySession, type ReplayParams } from './session.js';
@@ -58,7 +58,7 @@ export class ReplayServer implements UpgradeHandler {
     const scope = { fail: () => writeRawError(socket, internalError(scope.requestId), req.url) } as { requestId?: string; fail(): void };
     runInRequestScope(scope, () => {
       this.handshake(req, socket, head).catch((err: unknown) => {
-        log.error('replay handshake failed', { request_id: currentRequestScope()?.requestId, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        log.error('replay handshake failed', { request_id: currentRequestScope()?.requestId, error: errorText(err, 'stack') });
         scope.fail();
       });
     });

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { Engine } from '../clickhouse/engine.js';
-import { log } from '../log.js';
+import { log, errorText } from '../log.js';
 import type { BookReader } from '../book-history/port.js';
 import { MAX_ASSETS, parseClientMessage } from './client-messages.js';
 import { replayMessages, type ReplayMessage } from './store-read.js';
@@ -110,7 +110,7 @@ export class ReplaySession {
       await this.loop();
     } catch (err) {
       if (this.closed) return;
-      log.error('replay failed', { request_id: this.deps.requestId, error: (err as Error).stack ?? String(err) });
+      log.error('replay failed', { request_id: this.deps.requestId, error: errorText(err, 'stack') });
       this.close(1011, 'replay failed: the store could not be read; retry later');
     } finally {
       this.stopSource();
