@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { StoreUnavailableError } from '../src/accounts/errors.js';
 import { openRedisStore } from '../src/accounts/redis-store.js';
 import type { AccountStore } from '../src/accounts/store.js';
 import type { Invoice } from '../src/accounts/types.js';
@@ -104,6 +105,23 @@ for (const variant of REDIS_VARIANTS) {
       expect(await store.updateInvoice(pid, { status: 'finished', updated_at: T0 })).toBeNull();
       expect(await store.listInvoices(a.id, 10)).toEqual([]);
       expect(await raw.keys(`${p}{acct:${a.id}}:invoice*`)).toEqual([]);
+    });
+
+    it('a regeneration whose new index entry cannot be written fails and changes nothing', async () => {
+      // A Redis user that may only read the key index: the first step of a regeneration fails.
+      for (const server of raw.masters()) await server.acl('SETUSER', 'tickhouse-noindex', 'on', '>noindex', 'resetkeys', '%R~*apikey:*', '~*{acct:*', '&*', '+@all');
+      const url = variant.redisUrl!.replaceAll('redis://', 'redis://tickhouse-noindex:noindex@');
+      const limited = await openRedisStore(url, { keyPrefix: p, cluster: variant.redisCluster });
+      try {
+        const [oldHash, newHash] = [freshHash(), freshHash()];
+        const a = await create(oldHash);
+        await expect(limited.replaceKey(a.id, oldHash, newHash)).rejects.toBeInstanceOf(StoreUnavailableError);
+        expect(await limited.findByKeyHash(oldHash)).toEqual(a);
+        expect(await store.findByKeyHash(newHash)).toBeNull();
+        expect(await raw.client.hget(`${p}{acct:${a.id}}`, 'key_hash')).toBe(oldHash);
+      } finally {
+        await limited.close();
+      }
     });
 
     it('a failed index cleanup does not fail the regeneration: the new key works, the old one is dead', async () => {
