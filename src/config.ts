@@ -25,7 +25,7 @@ const schema = z.object({
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier').default('default'),
   /** Embedded engine: parallel chDB sessions for queries (streams get their own). */
   ENGINE_SESSIONS: z.coerce.number().int().min(1).max(64).default(4),
-  /** One Redis, or with REDIS_CLUSTER=1 seed nodes of a cluster: several, comma-separated, so any one of them being down does not matter. */
+  /** One Redis, or with REDIS_CLUSTER=1 seed nodes of a cluster: several, comma-separated, so the client (re)connects through any that answers. */
   REDIS_URL: z.string().refine((v) => v.split(',').every((u) => /^rediss?:\/\//.test(u.trim())), 'must start with redis:// or rediss://').optional(),
   /** Redis Cluster: an explicit switch, because the service must start (and answer 503) while no node can be asked what it is. */
   REDIS_CLUSTER: flag('0'),

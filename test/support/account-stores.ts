@@ -40,7 +40,8 @@ export function titled(title: string, skip: string | null): string {
 
 if (!redisUrl || !redisClusterUrl) {
   if (process.env.TEST_REQUIRE_REDIS === '1') throw new Error('redis-server and the Redis Cluster are required (TEST_REQUIRE_REDIS=1) but were not started');
-  console.warn(`\n!!! ${REDIS_CLUSTER_SKIP}: Redis account-store suites are SKIPPED (set TEST_REQUIRE_REDIS=1 to fail instead) !!!\n`);
+  const skipped = REDIS_SKIP ? `${REDIS_SKIP}: the Redis account-store suites are` : `${REDIS_CLUSTER_SKIP}: the Redis Cluster account-store suites are`;
+  console.warn(`\n!!! ${skipped} SKIPPED (set TEST_REQUIRE_REDIS=1 to fail instead) !!!\n`);
 }
 
 export async function openEmbeddedTestStore(): Promise<TestStore> {
@@ -102,7 +103,6 @@ export const STORE_VARIANTS: StoreVariant[] = [
 
 /** The Redis variants alone, for suites about what the store writes into Redis. */
 export const REDIS_VARIANTS = STORE_VARIANTS.filter((v) => v.kind !== 'embedded');
-
 
 /**
  * A `describe` per store variant, `%s` in the title standing for its kind. A variant that cannot run
