@@ -63,7 +63,7 @@ async function main() {
 
 /** A fresh unlimited account in the service's embedded account store (opened and closed before the service starts). */
 async function unlimitedKey(dataDir: string): Promise<string> {
-  const store = await openAccountStore({ dataDir, REDIS_URL: undefined });
+  const store = await openAccountStore({ dataDir, REDIS_URL: undefined, REDIS_CLUSTER: false });
   const key = generateApiKey('th_');
   const now = Date.now();
   await store.createAccount({ email: null, keyHash: hashApiKey(key), plan: 'unlimited', plan_expires_at: now + 30 * 86_400_000, now });

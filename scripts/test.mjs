@@ -12,6 +12,9 @@ const skipped = [];
 if (!has('redis-server')) {
   if (process.env.TEST_REQUIRE_REDIS === '1') fail('redis-server is not installed but TEST_REQUIRE_REDIS=1');
   skipped.push('Redis account-store suites: redis-server is not installed (apt-get install redis-server)');
+} else if (!has('redis-cli')) {
+  if (process.env.TEST_REQUIRE_REDIS === '1') fail('redis-cli (it creates the test Redis Cluster) is not installed but TEST_REQUIRE_REDIS=1');
+  skipped.push('Redis Cluster account-store suites: redis-cli is not installed (apt-get install redis-tools)');
 }
 if (!existsSync('/usr/bin/chromium')) {
   if (process.env.TEST_REQUIRE_BROWSER === '1') fail('/usr/bin/chromium is not installed but TEST_REQUIRE_BROWSER=1');

@@ -25,7 +25,10 @@ const schema = z.object({
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier').default('default'),
   /** Embedded engine: parallel chDB sessions for queries (streams get their own). */
   ENGINE_SESSIONS: z.coerce.number().int().min(1).max(64).default(4),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  /** One Redis, or with REDIS_CLUSTER=1 seed nodes of a cluster: several, comma-separated, so the client (re)connects through any that answers. */
+  REDIS_URL: z.string().refine((v) => v.split(',').every((u) => /^rediss?:\/\//.test(u.trim())), 'must start with redis:// or rediss://').optional(),
+  /** Redis Cluster: an explicit switch, because the service must start (and answer 503) while no node can be asked what it is. */
+  REDIS_CLUSTER: flag('0'),
   PUBLIC_URL: optionalUrl,
   API_KEY_PREFIX: z.string().regex(/^[a-z0-9]{1,16}_$/, 'must be 1-16 lowercase letters or digits followed by _').default('th_'),
   /** IP of a reverse proxy whose X-Forwarded-For is trusted for the client address. */
@@ -106,6 +109,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const c = parseEnvironment(env);
   if (c.PAYMENTS === 'nowpayments' && !c.NOWPAYMENTS_API_KEY) {
     throw new ConfigError('Invalid configuration: NOWPAYMENTS_API_KEY is required when PAYMENTS=nowpayments');
+  }
+  if (c.REDIS_URL?.includes(',') && !c.REDIS_CLUSTER) {
+    throw new ConfigError('Invalid configuration: REDIS_URL lists several URLs, which only a Redis Cluster takes (REDIS_CLUSTER=1)');
   }
   // A server backend means a real deployment: free sandbox upgrades and 300k synthetic ticks there
   // would be a gift and a pollution, so both must be asked for by name.

@@ -5,45 +5,81 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
-import { REDIS_SKIP, titled } from './support/account-stores.js';
+import { REDIS_CLUSTER_SKIP, REDIS_SKIP, titled } from './support/account-stores.js';
 import { startAccountApp, type AccountApp } from './support/account-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { freePort } from './support/global-setup.js';
+import { startRedisCluster } from './support/redis-cluster.js';
 
 /**
- * Fail closed and recover: this file runs its own redis-server (stopping the shared one would break
- * the Redis suites running in parallel), stops it, and starts it again on the same port with the
- * same arguments. An append-only file keeps the accounts across the restart, as a production Redis would.
+ * Fail closed and recover, on one Redis and on a Redis Cluster: this file runs its own (stopping the
+ * shared ones would break the Redis suites running in parallel), stops it, and starts it again on
+ * the same ports with the same arguments. Append-only files keep the accounts across the restart,
+ * as in production; the cluster's nodes are killed outright and come back with their persisted
+ * cluster config.
  */
 const NOW = Date.UTC(2026, 5, 24, 15, 30, 0);
 const UNAVAILABLE = { detail: { error: 'service_unavailable', message: 'The account store is unavailable; retry shortly.' } };
 
 let engine: TestEngine;
-let redis: ChildProcess | undefined;
-let port: number;
-let dir: string;
+beforeAll(async () => {
+  engine = await createTestEngine();
+});
+afterAll(async () => {
+  await engine?.close();
+});
 
-function startRedis() {
-  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], { stdio: 'ignore' });
-  return waitFor(async () => canConnect());
+/** A Redis this file may take down: REDIS_URL and REDIS_CLUSTER for it, and its switch. */
+interface OwnRedis {
+  url: string;
+  cluster: boolean;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  /** A cluster only: start the nodes, not waiting until the cluster is ok. */
+  forming?(): Promise<void>;
+  remove(): Promise<void>;
 }
 
-async function stopRedis() {
-  const proc = redis!;
-  const exited = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGTERM');
-  await exited;
-  redis = undefined;
+async function startSingleRedis(): Promise<OwnRedis> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'tickhouse-redis-outage-'));
+  let redis: ChildProcess | undefined;
+  const up = () => {
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], { stdio: 'ignore' });
+    return waitFor(() => canConnect(port));
+  };
+  await up();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    cluster: false,
+    async down() {
+      const proc = redis!;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      await exited;
+      redis = undefined;
+    },
+    up,
+    async remove() {
+      redis?.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
-function canConnect() {
+async function startOwnCluster(): Promise<OwnRedis> {
+  const cluster = await startRedisCluster({ durable: true });
+  return { url: cluster.url, cluster: true, down: cluster.kill, up: () => cluster.restart(), forming: () => cluster.restart({ forming: true }), remove: cluster.stop };
+}
+
+function canConnect(port: number) {
   return new Promise<boolean>((resolve) => {
     const s = connect(port, '127.0.0.1', () => { s.end(); resolve(true); });
     s.on('error', () => resolve(false));
   });
 }
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000) {
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (await check()) return;
@@ -52,20 +88,22 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000) {
   throw new Error('condition not met in time');
 }
 
-describe.skipIf(REDIS_SKIP !== null)(titled('Redis outage', REDIS_SKIP), () => {
+const BACKENDS = [
+  { name: 'one Redis', start: startSingleRedis, skip: REDIS_SKIP },
+  { name: 'a Redis Cluster', start: startOwnCluster, skip: REDIS_CLUSTER_SKIP },
+];
+
+for (const backend of BACKENDS) describe.skipIf(backend.skip !== null)(titled(`Redis outage on ${backend.name}`, backend.skip), () => {
+  let redis: OwnRedis;
   let t: AccountApp;
+  const startApp = () => startAccountApp({ engine: engine.engine, clock: new ManualClock(NOW), redisUrl: redis.url, redisCluster: redis.cluster, redisKeyPrefix: 'outage:' });
   beforeAll(async () => {
-    engine = await createTestEngine();
-    port = await freePort();
-    dir = mkdtempSync(join(tmpdir(), 'tickhouse-redis-outage-'));
-    await startRedis();
-    t = await startAccountApp({ engine: engine.engine, clock: new ManualClock(NOW), redisUrl: `redis://127.0.0.1:${port}`, redisKeyPrefix: 'outage:' });
+    redis = await backend.start();
+    t = await startApp();
   });
   afterAll(async () => {
     await t?.close();
-    redis?.kill('SIGKILL');
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    await engine?.close();
+    await redis?.remove();
   });
 
   it('answers 503 with Retry-After on every authenticated route while Redis is down, and recovers by itself', async () => {
@@ -73,8 +111,11 @@ describe.skipIf(REDIS_SKIP !== null)(titled('Redis outage', REDIS_SKIP), () => {
     const key: string = data.api_key;
     expect((await t.call(key, '/v1/orderbook/__probe')).status).toBe(200);
     expect((await t.call(key, '/v1/me')).status).toBe(200);
+    // More accounts, each with a counted request: on a cluster they spread over its masters.
+    const others = await Promise.all(Array.from({ length: 6 }, () => t.newAccount()));
+    for (const other of others) expect((await t.call(other.key, '/v1/orderbook/__probe')).status).toBe(200);
 
-    await stopRedis();
+    await redis.down();
     const fresh = `th_live_${'A'.repeat(43)}`;
     const attempts: [string | null, string, RequestInit?][] = [
       [key, '/v1/me'],
@@ -93,11 +134,12 @@ describe.skipIf(REDIS_SKIP !== null)(titled('Redis outage', REDIS_SKIP), () => {
     expect(ready.status).toBe(503);
     expect(await ready.json()).toMatchObject({ account_store: false });
 
-    await startRedis();
+    await redis.up();
     // The client reconnects in the background; no restart of the service.
     await waitFor(async () => (await t.call(key, '/v1/me')).status === 200);
     const me = await (await t.call(key, '/v1/me')).json();
     expect(me.data.requests_today).toBe(1);
+    for (const other of others) expect((await (await t.call(other.key, '/v1/me')).json()).data).toMatchObject({ id: other.id, requests_today: 1 });
     expect((await t.call(key, '/v1/orderbook/__probe')).status).toBe(200);
     expect((await t.app.request('/v1/register', { method: 'POST' })).status).toBe(201);
     expect((await t.app.request('/readyz')).status).toBe(200);
@@ -105,13 +147,26 @@ describe.skipIf(REDIS_SKIP !== null)(titled('Redis outage', REDIS_SKIP), () => {
 
   it('starts while Redis is down (503 meanwhile) and serves once it comes up', async () => {
     const { data } = await (await t.app.request('/v1/register', { method: 'POST' })).json();
-    await stopRedis();
-    const late = await startAccountApp({ engine: engine.engine, clock: new ManualClock(NOW), redisUrl: `redis://127.0.0.1:${port}`, redisKeyPrefix: 'outage:' });
+    await redis.down();
+    const late = await startApp();
     try {
       const res = await late.call(data.api_key, '/v1/me');
       expect(res.status).toBe(503);
       expect(await res.json()).toEqual(UNAVAILABLE);
-      await startRedis();
+      await redis.up();
+      await waitFor(async () => (await late.call(data.api_key, '/v1/me')).status === 200);
+    } finally {
+      await late.close();
+    }
+  });
+
+  // ioredis' Cluster#connect() never settles when its first ready check finds the cluster not ok yet.
+  it.runIf(backend.name === 'a Redis Cluster')('starts while the cluster is still forming and serves once it is ok', async () => {
+    const { data } = await (await t.app.request('/v1/register', { method: 'POST' })).json();
+    await redis.down();
+    await redis.forming!();
+    const late = await startApp();
+    try {
       await waitFor(async () => (await late.call(data.api_key, '/v1/me')).status === 200);
     } finally {
       await late.close();

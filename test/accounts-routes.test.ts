@@ -17,12 +17,12 @@ afterAll(async () => {
 
 const register = (t: AccountApp, body?: string, headers: Record<string, string> = {}) => t.app.request('/v1/register', { method: 'POST', body, headers });
 
-describeEachStore('POST /v1/register and GET /v1/me on the %s store', ({ redisUrl }) => {
+describeEachStore('POST /v1/register and GET /v1/me on the %s store', ({ redisUrl, redisCluster }) => {
   let t: AccountApp;
   let clock: ManualClock;
   beforeAll(async () => {
     clock = new ManualClock(NOW);
-    t = await startAccountApp({ engine: engine.engine, clock, redisUrl });
+    t = await startAccountApp({ engine: engine.engine, clock, redisUrl, redisCluster });
   });
   afterAll(async () => {
     await t?.close();

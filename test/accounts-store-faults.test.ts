@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '../src/accounts/embedded-store.js';
 import { hashApiKey } from '../src/auth/keys.js';
 import { ManualClock } from '../src/clock.js';
-import { redisUrl } from './support/account-stores.js';
+import { REDIS_VARIANTS } from './support/account-stores.js';
 import { startAccountApp, type AccountApp } from './support/account-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { breakAccountWrites } from './support/write-faults.js';
@@ -109,10 +109,11 @@ describe('a store reopened after refused writes', () => {
   });
 });
 
-describe.each([['embedded', ''], ...(redisUrl ? [['redis', redisUrl]] : [])])('20 concurrent regenerations with one key on the %s store', (_kind, url) => {
+const REGENERATION_STORES = [{ kind: 'embedded', redisUrl: undefined, redisCluster: false }, ...REDIS_VARIANTS.filter((v) => v.skip === null)];
+describe.each(REGENERATION_STORES)('20 concurrent regenerations with one key on the $kind store', ({ redisUrl, redisCluster }) => {
   let r: AccountApp;
   beforeAll(async () => {
-    r = await startAccountApp({ engine: engine.engine, clock: new ManualClock(NOW), redisUrl: url || undefined });
+    r = await startAccountApp({ engine: engine.engine, clock: new ManualClock(NOW), redisUrl, redisCluster });
   });
   afterAll(() => r?.close());
 

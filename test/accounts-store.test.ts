@@ -61,6 +61,16 @@ describeEachStore('AccountStore contract: %s', ({ open }) => {
     expect(await store.replaceKey('00000000-0000-4000-8000-000000000000', oldHash, hashApiKey('x'))).toBe(false);
   });
 
+  it('a key replacement sent again (its reply was lost) succeeds again and changes nothing', async () => {
+    const oldHash = hashApiKey(`resent-${Math.random()}`);
+    const newHash = hashApiKey(`resent-new-${Math.random()}`);
+    const a = await create({ keyHash: oldHash });
+    expect(await store.replaceKey(a.id, oldHash, newHash)).toBe(true);
+    expect(await store.replaceKey(a.id, oldHash, newHash)).toBe(true);
+    expect(await store.findByKeyHash(newHash)).toEqual(a);
+    expect(await store.findByKeyHash(oldHash)).toBeNull();
+  });
+
   it('of 20 concurrent key replacements from one key exactly one wins', async () => {
     const oldHash = hashApiKey(`race-${Math.random()}`);
     const a = await create({ keyHash: oldHash });

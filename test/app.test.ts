@@ -152,4 +152,13 @@ describe('configuration', () => {
     expect([c.PORT, c.HOST, c.API_KEY_PREFIX, c.DEMO_DATA, c.LOG_LEVEL, c.publicUrl]).toEqual([8080, '0.0.0.0', 'th_', true, 'info', 'http://localhost:8080']);
     expect(() => loadConfig({ REDIS_URL: 'localhost:6379' })).toThrow('Invalid configuration: REDIS_URL="localhost:6379": must start with redis:// or rediss://');
   });
+
+  it('takes a list of Redis URLs only as the seeds of a Redis Cluster', () => {
+    const seeds = 'redis://h1:7000,redis://h2:7000';
+    expect(loadConfig({ REDIS_URL: seeds, REDIS_CLUSTER: '1' })).toMatchObject({ REDIS_URL: seeds, REDIS_CLUSTER: true });
+    expect(loadConfig({ REDIS_URL: 'redis://h1:7000', REDIS_CLUSTER: '1' })).toMatchObject({ REDIS_CLUSTER: true });
+    expect(loadConfig({ REDIS_URL: 'redis://h1:6379' })).toMatchObject({ REDIS_CLUSTER: false });
+    expect(() => loadConfig({ REDIS_URL: seeds })).toThrow('Invalid configuration: REDIS_URL lists several URLs, which only a Redis Cluster takes (REDIS_CLUSTER=1)');
+    expect(() => loadConfig({ REDIS_URL: 'redis://h1:7000,h2:7000', REDIS_CLUSTER: '1' })).toThrow('Invalid configuration: REDIS_URL="redis://h1:7000,h2:7000": must start with redis:// or rediss://');
+  });
 });

@@ -17,12 +17,12 @@ afterAll(async () => {
   await engine?.close();
 });
 
-describeEachStore('daily limit on the %s store', ({ redisUrl }) => {
+describeEachStore('daily limit on the %s store', ({ redisUrl, redisCluster }) => {
   let t: AccountApp;
   let clock: ManualClock;
   beforeAll(async () => {
     clock = new ManualClock(NOW);
-    t = await startAccountApp({ engine: engine.engine, clock, redisUrl });
+    t = await startAccountApp({ engine: engine.engine, clock, redisUrl, redisCluster });
   });
   afterAll(async () => {
     await t?.close();

@@ -21,7 +21,7 @@ afterAll(async () => {
   await engine?.close();
 });
 
-describeEachStore('billing end to end (%s store)', ({ redisUrl }) => {
+describeEachStore('billing end to end (%s store)', ({ redisUrl, redisCluster }) => {
   const clock = new ManualClock(T0);
   let b: BillingApp;
   beforeAll(async () => {
@@ -29,6 +29,7 @@ describeEachStore('billing end to end (%s store)', ({ redisUrl }) => {
       engine: engine.engine,
       clock,
       redisUrl,
+      redisCluster,
       env: { NOWPAYMENTS_API_KEY: nowpayments.apiKey, NOWPAYMENTS_IPN_SECRET: 'flow-secret', NOWPAYMENTS_BASE_URL: nowpayments.baseUrl },
     });
   });

@@ -16,12 +16,12 @@ beforeAll(async () => {
 });
 afterAll(() => engine?.close());
 
-describeEachStore('%s store', ({ redisUrl }) => {
+describeEachStore('%s store', ({ redisUrl, redisCluster }) => {
   const clock = new ManualClock(T0);
   let b: BillingApp;
 
   beforeAll(async () => {
-    b = await startBillingApp({ engine: engine.engine, clock, redisUrl, env: { NOWPAYMENTS_IPN_SECRET: SECRET } });
+    b = await startBillingApp({ engine: engine.engine, clock, redisUrl, redisCluster, env: { NOWPAYMENTS_IPN_SECRET: SECRET } });
   });
   afterAll(() => b?.close());
 

@@ -171,6 +171,7 @@ class EmbeddedAccountStore implements AccountStore {
   async replaceKey(accountId: string, expectedKeyHash: string, newKeyHash: string) {
     return this.commit((draft) => {
       const stored = draft.accounts.get(accountId);
+      if (stored?.key_hash === newKeyHash) return unchanged(true);
       if (!stored || stored.key_hash !== expectedKeyHash) return unchanged(false);
       draft.byKeyHash.delete(stored.key_hash);
       stored.key_hash = newKeyHash;

@@ -3,9 +3,9 @@ import type { Account, Invoice } from './types.js';
 
 /**
  * Accounts, key hashes, per-UTC-day counters and invoices. Two implementations with identical
- * behaviour: Redis (REDIS_URL) and the embedded store persisted under DATA_DIR. A store that cannot
- * reach its backend throws StoreUnavailableError, a change to an unknown account AccountNotFoundError
- * (accounts/errors.ts; never a raw driver error).
+ * behaviour: Redis or a Redis Cluster (REDIS_URL) and the embedded store persisted under DATA_DIR. A
+ * store that cannot reach its backend throws StoreUnavailableError, a change to an unknown account
+ * AccountNotFoundError (accounts/errors.ts; never a raw driver error).
  */
 export interface AccountStore {
   readonly kind: 'redis' | 'embedded';
@@ -20,7 +20,8 @@ export interface AccountStore {
   /**
    * Compare-and-swap of the account's key hash: only while it is still `expectedKeyHash` does it
    * become `newKeyHash` (the old one stops resolving at once). False when another regeneration won,
-   * so of concurrent regenerations with one key exactly one succeeds.
+   * so of concurrent regenerations with one key exactly one succeeds. True again, changing nothing,
+   * when the key hash already is `newKeyHash` (the same swap resent after its reply was lost).
    */
   replaceKey(accountId: string, expectedKeyHash: string, newKeyHash: string): Promise<boolean>;
   setPlan(accountId: string, plan: PlanName, planExpiresAt: number | null): Promise<Account>;

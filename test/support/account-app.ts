@@ -33,14 +33,15 @@ export interface AccountApp {
   close(): Promise<void>;
 }
 
-export async function startAccountApp(options: { engine: Engine; clock: Clock; redisUrl?: string; redisKeyPrefix?: string; env?: Record<string, string> }): Promise<AccountApp> {
+export async function startAccountApp(options: { engine: Engine; clock: Clock; redisUrl?: string; redisCluster?: boolean; redisKeyPrefix?: string; env?: Record<string, string> }): Promise<AccountApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tickhouse-accounts-app-'));
-  const config = loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'http://tickhouse.test', LOG_LEVEL: 'silent', REDIS_URL: options.redisUrl, ...options.env });
+  const redis = { REDIS_URL: options.redisUrl, REDIS_CLUSTER: options.redisCluster ? '1' : undefined };
+  const config = loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'http://tickhouse.test', LOG_LEVEL: 'silent', ...redis, ...options.env });
   setLogLevel(config.LOG_LEVEL);
   // Redis: a key prefix of its own, so counters such as registrations per IP and hour never mix
   // with other test files sharing the redis-server.
   const accounts = config.REDIS_URL
-    ? withLookupCache(await openRedisStore(config.REDIS_URL, { keyPrefix: options.redisKeyPrefix ?? `test-${randomUUID().slice(0, 8)}:` }))
+    ? withLookupCache(await openRedisStore(config.REDIS_URL, { keyPrefix: options.redisKeyPrefix ?? `test-${randomUUID().slice(0, 8)}:`, cluster: config.REDIS_CLUSTER }))
     : await openAccountStore(config);
   const app = createApp({ config, engine: options.engine, accounts, clock: options.clock });
   app.get('/v1/orderbook/__probe', (c) => {

@@ -31,6 +31,8 @@ export async function startBillingApp(options: {
   engine: Engine;
   clock: Clock;
   redisUrl?: string;
+  /** REDIS_CLUSTER: redisUrl names seed nodes of a Redis Cluster. */
+  redisCluster?: boolean;
   env?: Record<string, string>;
   /** Default: the provider the configuration selects. */
   payments?: (config: ReturnType<typeof loadConfig>) => PaymentProvider;
@@ -38,7 +40,8 @@ export async function startBillingApp(options: {
   const dataDir = mkdtempSync(join(tmpdir(), 'tickhouse-billing-'));
   // Without a NOWPayments key, the sandbox by name: on Redis the default is no provider at all (config.ts).
   const sandbox = options.env?.NOWPAYMENTS_API_KEY ? {} : { PAYMENTS: 'sandbox' };
-  const config = loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'http://tickhouse.test', LOG_LEVEL: 'silent', REDIS_URL: options.redisUrl, ...sandbox, ...options.env });
+  const redis = { REDIS_URL: options.redisUrl, REDIS_CLUSTER: options.redisCluster ? '1' : undefined };
+  const config = loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'http://tickhouse.test', LOG_LEVEL: 'silent', ...redis, ...sandbox, ...options.env });
   const accounts = await openAccountStore(config);
   const payments = options.payments?.(config) ?? createPaymentProvider(config);
   const app = createApp({ config, engine: options.engine, accounts, clock: options.clock, payments });

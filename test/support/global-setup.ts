@@ -1,23 +1,33 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
+import { freePort } from './free-port.js';
+import { startRedisCluster, type LocalRedisCluster } from './redis-cluster.js';
+
+export { freePort };
 
 /**
- * Starts one redis-server for the whole run on a free loopback port. Suites that need Redis read
- * its URL with inject('redisUrl') and skip (loudly, see scripts/test.mjs) when it is absent,
- * unless TEST_REQUIRE_REDIS=1 (CI) makes its absence a failure.
+ * Starts one redis-server and one 3-master Redis Cluster for the whole run on free loopback ports.
+ * Suites that need Redis read their URLs with inject('redisUrl') and inject('redisClusterUrl') and
+ * skip (loudly, see scripts/test.mjs) when they are absent, unless TEST_REQUIRE_REDIS=1 (CI) makes
+ * their absence a failure.
  */
 let redis: ChildProcess | undefined;
 let dir: string | undefined;
+let cluster: LocalRedisCluster | undefined;
 
 export async function setup(project: TestProject) {
   const found = spawnSync('redis-server', ['--version']).status === 0;
+  // redis-cli creates the cluster; Debian ships it with redis-server (redis-tools).
+  const clusterTools = found && spawnSync('redis-cli', ['--version']).status === 0;
+  if (!found || !clusterTools) {
+    if (process.env.TEST_REQUIRE_REDIS === '1') throw new Error('redis-server and redis-cli are required (TEST_REQUIRE_REDIS=1) but not installed');
+    project.provide('redisClusterUrl', '');
+  }
   if (!found) {
-    if (process.env.TEST_REQUIRE_REDIS === '1') throw new Error('redis-server is required (TEST_REQUIRE_REDIS=1) but not installed');
     project.provide('redisUrl', '');
     return;
   }
@@ -28,23 +38,16 @@ export async function setup(project: TestProject) {
   project.provide('redisUrl', `redis://127.0.0.1:${port}`);
   project.provide('redisPort', port);
   project.provide('redisDir', dir);
+  if (clusterTools) {
+    cluster = await startRedisCluster();
+    project.provide('redisClusterUrl', cluster.url);
+  }
 }
 
 export async function teardown() {
   redis?.kill('SIGKILL');
   if (dir) rmSync(dir, { recursive: true, force: true });
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
+  await cluster?.stop();
 }
 
 async function waitForPort(port: number) {
@@ -65,5 +68,7 @@ declare module 'vitest' {
     redisUrl: string;
     redisPort: number;
     redisDir: string;
+    /** Seed URLs of the local Redis Cluster, comma-separated; '' when it could not be started here. */
+    redisClusterUrl: string;
   }
 }
