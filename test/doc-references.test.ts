@@ -12,7 +12,9 @@ import { documentText, openApiDocument } from '../scripts/openapi-document.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const tracked = execFileSync('git', ['ls-files', 'src', 'scripts', 'test', 'clients/python', 'README.md', 'docs'], { cwd: ROOT, encoding: 'utf8' })
   .split('\n')
-  .filter((f) => /\.(ts|mjs|js|py|md|json|toml|html|css)$/.test(f));
+  .filter((f) => /\.(ts|mjs|js|py|md|json|toml|html|css)$/.test(f))
+  // This file names broken references on purpose.
+  .filter((f) => f !== 'test/doc-references.test.ts');
 
 describe('references to docs/', () => {
   it('in the repository: every one resolves, and there are many', () => {
