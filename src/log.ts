@@ -1,4 +1,9 @@
-/** One JSON object per line on stdout; the level threshold comes from LOG_LEVEL. */
+import { redactKeys } from './redact.js';
+
+/**
+ * One JSON object per line on stdout; the level threshold comes from LOG_LEVEL. Every line passes
+ * through redactKeys: no field of any message can put an API key in the log.
+ */
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
 export type LogLevel = keyof typeof LEVELS;
 
@@ -10,7 +15,7 @@ export function setLogLevel(level: LogLevel) {
 
 function write(level: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) {
   if (LEVELS[level] < threshold) return;
-  process.stdout.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }) + '\n');
+  process.stdout.write(redactKeys(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })) + '\n');
 }
 
 export const log = {

@@ -1,6 +1,4 @@
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { AccountStoreLockedError } from './accounts/embedded-store.js';
 import { openAccountStore } from './accounts/index.js';
 import { createApp } from './app.js';
@@ -14,13 +12,16 @@ import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { loadDemoDataIfEmpty } from './demo/load.js';
 import { gracefulServer } from './http/graceful-server.js';
+import { createHttpServer } from './http/http-server.js';
 import { log, setLogLevel } from './log.js';
+import { guardProcess } from './process-guard.js';
 
 /** What start-up has opened so far: closed again if it fails, so no lock file outlives the process. */
 const opened: { close(): Promise<void> }[] = [];
 
 /** Boot: config → engine + migrations → account store → HTTP → demo data, recorder; SIGTERM drains. */
 async function main() {
+  guardProcess();
   const config = loadConfig();
   setLogLevel(config.LOG_LEVEL);
   const engine = createEngine(config);
@@ -39,7 +40,9 @@ async function main() {
 
   const deps = { config, engine, accounts, clock: systemClock, payments };
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }) as Server;
+  // WebSocket handshakes (the replay) reach 'upgrade', not the request handler: the replay takes them.
+  const server = createHttpServer(app.fetch, app.replay);
+  server.listen(config.PORT, config.HOST);
   const http = gracefulServer(server);
   await new Promise((resolve, reject) => {
     server.once('listening', resolve);
@@ -52,9 +55,6 @@ async function main() {
   loadDemoDataIfEmpty(deps).catch((err) => log.error('demo data failed to load', { error: String(err) }));
   // The embedded engine allows one process per DATA_DIR, so the recorder can share this one's.
   const recorder = config.RECORDER ? await startRecorder(engine, loadRecorderOptions(process.env)) : null;
-
-  // WebSocket handshakes (the replay) reach 'upgrade', not the request handler.
-  app.replay.listen(server);
 
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -42,6 +42,25 @@ describe('operations', () => {
     expect(await res.json()).toEqual({ status: 'ready', clickhouse: true, account_store: true });
   });
 
+  it('a flood of /readyz makes one check a second, shared by concurrent callers; a failing check is not reused', async () => {
+    let pings = 0;
+    let up = true;
+    const engine = Object.assign(Object.create(t.engine) as typeof t.engine, { ping: async () => (pings++, up) });
+    const clock = new ManualClock(Date.UTC(2026, 5, 1));
+    const flooded = createApp({ ...deps, engine, clock });
+    const ready = async () => (await flooded.request('/readyz')).status;
+    expect(await Promise.all(Array.from({ length: 100 }, ready))).toEqual(Array(100).fill(200));
+    expect(await ready()).toBe(200);
+    expect(pings).toBe(1);
+    clock.advance(1_000);
+    up = false;
+    expect(await ready()).toBe(503);
+    expect(await ready()).toBe(503);
+    up = true;
+    expect(await ready()).toBe(200);
+    expect(pings).toBe(4);
+  });
+
   it('an unknown path is a 404 whose detail holds only a message', async () => {
     const res = await app.request('/v1/nope');
     expect(res.status).toBe(404);

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { log } from '../log.js';
 import type { PlanName } from '../plans.js';
 import { AccountNotFoundError, StoreUnavailableError } from './errors.js';
+import { FileWriter } from './file-writer.js';
 import type { AccountStore, PaidInvoice, PaidInvoiceOutcome } from './store.js';
 import type { Account, Invoice } from './types.js';
 
@@ -105,6 +105,8 @@ class EmbeddedAccountStore implements AccountStore {
   /** Writes run one after another so an older snapshot never lands after a newer one. */
   private writing: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Every write of the store and its readiness probe, off libuv's pool (file-writer.ts). */
+  private readonly files = new FileWriter();
 
   constructor(private readonly dir: string, snapshot: Snapshot) {
     this.file = join(dir, 'accounts.json');
@@ -119,15 +121,13 @@ class EmbeddedAccountStore implements AccountStore {
   }
 
   /**
-   * Ready only while a snapshot could be written now: the probe creates, fills, syncs and removes
-   * the very temporary file a write uses (a full disk or a read-only directory fails it), in turn
-   * with the writes so it never meets one halfway.
+   * Ready only while a snapshot could be written now: the probe creates, fills, syncs and removes a
+   * file beside the store (a full disk or a read-only directory fails it). A file of its own, so it
+   * never waits in the queue of account writes nor holds one up.
    */
   async ping() {
     if (this.closed) return false;
-    const probe = this.writing.then(() => probeWritable(tempFileOf(this.file)));
-    this.writing = probe.catch(() => {});
-    return probe.then(
+    return this.files.probe(`${this.file}.${process.pid}.probe`).then(
       () => true,
       (err) => {
         log.warn('account store is not writable', { file: this.file, error: (err as Error).message });
@@ -140,6 +140,7 @@ class EmbeddedAccountStore implements AccountStore {
     if (this.closed) return;
     clearTimeout(this.flushTimer);
     await this.flush();
+    await this.files.close();
     this.closed = true;
     rmSync(join(this.dir, 'accounts.lock'), { force: true });
   }
@@ -286,7 +287,7 @@ class EmbeddedAccountStore implements AccountStore {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     try {
-      await writeAtomically(this.file, JSON.stringify(this.snapshot(durable)));
+      await this.files.replace(this.file, `${this.file}.${process.pid}.tmp`, JSON.stringify(this.snapshot(durable)));
     } catch (err) {
       log.error('account store write failed', { file: this.file, error: (err as Error).message });
       throw new StoreUnavailableError({ cause: err });
@@ -320,29 +321,6 @@ function pruneToRecent(map: Map<string, number>): Map<string, number> {
   const keep = new Set([...new Set([...map.keys()].map(periodOf))].sort().slice(-2));
   for (const key of map.keys()) if (!keep.has(periodOf(key))) map.delete(key);
   return map;
-}
-
-const tempFileOf = (file: string) => `${file}.${process.pid}.tmp`;
-
-async function writeSynced(path: string, body: string) {
-  const handle = await open(path, 'w');
-  try {
-    await handle.writeFile(body);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-async function writeAtomically(file: string, body: string) {
-  const tmp = tempFileOf(file);
-  await writeSynced(tmp, body);
-  await rename(tmp, file);
-}
-
-async function probeWritable(tmp: string) {
-  await writeSynced(tmp, 'probe');
-  await unlink(tmp);
 }
 
 function publicAccount({ key_hash: _hash, ...account }: StoredAccount): Account {

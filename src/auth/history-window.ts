@@ -27,6 +27,22 @@ export function checkHistoryWindow(c: Context<AppEnv>, range: { explicitStart?: 
   return earliest;
 }
 
+/**
+ * How far an exchange timestamp may run ahead of this server's clock (clock skew between Polymarket
+ * and us). No event can carry a later time than now + this, so no range needs to reach further.
+ */
+export const CLOCK_LEAD_MS = 60_000;
+
+/**
+ * The end of a requested range clamped to the last instant that can hold data (now + CLOCK_LEAD_MS,
+ * set by the auth middleware). Every data route clamps the end of its range here: a range, a grid of
+ * book rows or a replay never reaches into the future, whatever end the schema accepted (up to the
+ * year 275760). The answer is the same as without the clamp, minus rows that could only be invented.
+ */
+export function existingEnd(c: Context<AppEnv>, end: number): number {
+  return Math.min(end, c.get('latestPossible'));
+}
+
 export function assertInHistoryWindow(c: Context<AppEnv>, t: number): void {
   const earliest = c.get('earliestAllowed');
   if (t >= earliest) return;

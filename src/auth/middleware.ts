@@ -4,7 +4,7 @@ import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { nextUtcMidnight, utcDay } from '../time.js';
-import { earliestAllowed } from './history-window.js';
+import { CLOCK_LEAD_MS, earliestAllowed } from './history-window.js';
 import { hashApiKey, looksLikeApiKey } from './keys.js';
 
 type AuthDeps = Pick<AppDeps, 'accounts' | 'clock' | 'config'>;
@@ -53,6 +53,7 @@ async function signIn(deps: AuthDeps, c: Context<AppEnv>, key: string): Promise<
   c.set('account', account);
   c.set('effective', effective);
   c.set('earliestAllowed', earliestAllowed(effective.data_access_days, now));
+  c.set('latestPossible', now + CLOCK_LEAD_MS);
   return true;
 }
 

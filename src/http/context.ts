@@ -12,6 +12,8 @@ export interface AppVariables {
   effective: EffectivePlan;
   /** Set by the auth middleware: the first instant (Unix ms) the effective plan may read (API.md §2). */
   earliestAllowed: number;
+  /** Set by the auth middleware: the last instant that can hold data, now + CLOCK_LEAD_MS (history-window.ts). */
+  latestPossible: number;
   /** Set by the replay route when the request switches to a WebSocket (the access log says 101). */
   upgraded?: true;
 }

@@ -4,12 +4,18 @@
  */
 export const ERROR_STATUS = {
   invalid_parameter: 400,
+  /** HTTP the server could not read: a request-target or Host that is not a URL, broken framing (http-server.ts). */
+  bad_request: 400,
   invalid_api_key: 401,
   invalid_signature: 401,
   data_access_denied: 403,
   not_found: 404,
+  /** A request not received completely within the server's requestTimeout (slow or stalled client). */
+  request_timeout: 408,
   payload_too_large: 413,
   upgrade_required: 426,
+  /** Request headers over Node's limit (16 KiB), refused by the HTTP parser before any route. */
+  header_too_large: 431,
   rate_limit_exceeded: 429,
   too_many_registrations: 429,
   internal_error: 500,

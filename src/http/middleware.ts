@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { log } from '../log.js';
+import { redactPath } from '../redact.js';
 import { metrics } from '../metrics.js';
 import type { AppEnv } from './context.js';
+import { currentRequestScope } from './request-scope.js';
 
 const requests = metrics.counter('tickhouse_http_requests_total', 'HTTP requests by route, method and status');
 const latency = metrics.histogram('tickhouse_http_request_duration_seconds', 'HTTP request latency by route (until the handler returns; streams excluded)');
@@ -14,6 +16,8 @@ export function requestId(): MiddlewareHandler<AppEnv> {
     const given = c.req.header('x-request-id');
     const id = given && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
     c.set('requestId', id);
+    const scope = currentRequestScope();
+    if (scope) scope.requestId = id;
     c.header('X-Request-Id', id);
     await next();
     c.res.headers.set('X-Request-Id', id);
@@ -46,16 +50,11 @@ export function accessLog(): MiddlewareHandler<AppEnv> {
       method: c.req.method,
       route,
       // The path only (a query string may carry the replay's `key`), with a key in the path masked.
-      path: redactedPath(c.req.path),
+      path: redactPath(c.req.path),
       status,
       ms: Math.round(ms * 10) / 10,
       request_id: c.get('requestId'),
       account_id: c.get('account')?.id,
     });
   };
-}
-
-/** A request path fit for logs: the API key of a `/v1/clob/{key}/…` path (TIME-MACHINE.md §2) is masked. */
-export function redactedPath(path: string): string {
-  return path.replace(/^\/v1\/clob\/[^/]*/, '/v1/clob/<key>');
 }

@@ -24,7 +24,9 @@ const errorBody = (description: string, schema: z.ZodType = ErrorSchema) => ({ d
 
 /** Every error response of the API, by status; each route spreads in the ones it can answer. */
 const ERROR_RESPONSES = {
-  400: errorBody('invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON'),
+  400: errorBody(
+    'invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)',
+  ),
   401: errorBody('invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)'),
   403: errorBody('data_access_denied (extra: plan, earliest_allowed): before the plan’s history window'),
   404: errorBody('Not found: no book at or before that time, or no such invoice; `detail` holds only `message`', NotFoundSchema),

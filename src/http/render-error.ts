@@ -4,9 +4,10 @@ import { AccountNotFoundError, StoreUnavailableError } from '../accounts/errors.
 import { InvoiceNotFoundError, IpnPayloadError, IpnSignatureError, PaymentProviderError, PaymentsUnavailableError } from '../billing/errors.js';
 import { EngineUnavailableError } from '../clickhouse/errors.js';
 import { log } from '../log.js';
+import { redactPath } from '../redact.js';
 import type { AppEnv } from './context.js';
 import { ApiError, invalidParameter, notFound, serviceUnavailable } from './errors.js';
-import { redactedPath } from './middleware.js';
+import { isClobTarget } from './raw-response.js';
 
 /**
  * The one place an error becomes a response (API.md §6): route errors (ApiError) as they are, the
@@ -22,7 +23,7 @@ export function renderError(err: Error, c: Context<AppEnv>, body: (e: ApiError) 
   if (c.req.raw.signal?.aborted) {
     // The client went away (its engine query was cancelled with it): nobody reads this answer. 499 is
     // nginx's "client closed request", so the access log and metrics tell cancellations from failures.
-    log.info('client closed request', { request_id: c.get('requestId'), path: redactedPath(c.req.path) });
+    log.info('client closed request', { request_id: c.get('requestId'), path: redactPath(c.req.path) });
     return new Response(null, { status: 499 });
   }
   const requestId = c.get('requestId');
@@ -30,9 +31,14 @@ export function renderError(err: Error, c: Context<AppEnv>, body: (e: ApiError) 
   return send(c, new ApiError('internal_error', 'Internal error; quote request_id when reporting it.', { request_id: requestId }), body);
 }
 
-/** Unknown path, or a known path with a method it does not serve: the 404 body of API.md §6. */
+/**
+ * Unknown path, or a known path with a method it does not serve: the 404 body of API.md §6, or
+ * Polymarket's `{"error"}` for a path that looks like its compatible base but does not route (an
+ * empty key segment, a dot segment, `//v1/clob/…`, `/V1/clob/…`). The path is echoed with any key masked.
+ */
 export function renderNotFound(c: Context<AppEnv>): Response {
-  return send(c, notFound(`Not found: ${c.req.method} ${redactedPath(c.req.path)}`));
+  const error = notFound(`Not found: ${c.req.method} ${redactPath(c.req.path)}`);
+  return isClobTarget(c.req.path) ? send(c, error, (e) => ({ error: e.message })) : send(c, error);
 }
 
 function apiErrorOf(err: Error): ApiError | null {

@@ -32,7 +32,8 @@ export function exportCuts(from: number, to: number, months = EXPORT_WINDOW_MONT
   const first = new Date(from);
   for (let k = months; ; k += months) {
     const cut = Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + k, 1);
-    if (cut > to) return cuts;
+    // Past the year 275760 Date.UTC is NaN, which no comparison stops: routes clamp `to` far below.
+    if (!(cut <= to)) return cuts;
     cuts.push(cut);
   }
 }

@@ -23,8 +23,9 @@ export interface SessionDeps {
 }
 
 /**
- * Bytes the socket may hold unsent before the replay stops reading the store until the client has
- * taken them: enough to keep a fast client busy, small enough that a stalled one costs nothing.
+ * Bytes the socket may hold unsent before the replay stops reading the store (and the client's own
+ * messages) until the client has taken them: enough to keep a fast client busy, small enough that a
+ * stalled one costs nothing.
  */
 const HIGH_WATER = 1 << 20;
 /** Initial books read at once when many assets subscribe together. */
@@ -42,7 +43,6 @@ interface ReplayPosition {
   tied: Set<string>;
 }
 
-type Op = { kind: 'subscribe' | 'unsubscribe'; assets: string[] };
 const WOKEN = Symbol('woken');
 /**
  * `wake` when no wait is on. One function made once: a `() => {}` made inside `interruptible` would
@@ -63,9 +63,13 @@ const NOTHING_TO_WAKE = () => {};
 export class ReplaySession {
   /** Subscribed assets → the replay clock when they subscribed: their book then holds every event up to it. */
   private readonly subscribed = new Map<string, number>();
-  /** Assets subscribed counting the operations not applied yet (the 500 limit applies on receipt). */
+  /**
+   * The assets the client asked for, counting the messages not applied yet (the 500 limit applies on
+   * receipt). The loop applies the difference from `subscribed`, so however many messages a client
+   * sends before the loop gets to them, what waits is one set of at most MAX_ASSETS ids.
+   */
   private readonly requested = new Set<string>();
-  private readonly ops: Op[] = [];
+  private changed = false;
   private position: ReplayPosition;
   private startedAt = 0;
   private source: { messages: AsyncGenerator<ReplayMessage[]>; abort: AbortController } | null = null;
@@ -90,6 +94,16 @@ export class ReplaySession {
     ws.on('error', () => this.stop());
   }
 
+  /** The client is behind: its messages are not read until the socket takes what it holds (send). */
+  get paused(): boolean {
+    return this.ws.isPaused;
+  }
+
+  /** Bytes queued on the socket that the client has not taken yet. */
+  get unsentBytes(): number {
+    return this.ws.bufferedAmount;
+  }
+
   /** Runs until the replay completes or the connection ends; never throws. */
   async run(): Promise<void> {
     try {
@@ -107,7 +121,7 @@ export class ReplaySession {
     if (this.closed) return;
     const msg = text === null ? ({ kind: 'bad', reason: 'binary messages are not accepted' } as const) : parseClientMessage(text);
     if (msg.kind === 'ping') {
-      this.ws.send('PONG');
+      void this.send('PONG');
       return;
     }
     if (msg.kind === 'bad') return this.close(1008, msg.reason);
@@ -117,14 +131,14 @@ export class ReplaySession {
     } else {
       msg.assets.forEach((a) => this.requested.delete(a));
     }
-    this.ops.push(msg);
+    this.changed = true;
     this.wake();
   }
 
   private async loop(): Promise<void> {
     while (!this.closed) {
-      if (this.ops.length) {
-        await this.applyOps();
+      if (this.changed) {
+        await this.applySubscriptions();
         continue;
       }
       // Before the first asset (clients may open with an empty subscription) the clock stands at `from`.
@@ -161,7 +175,7 @@ export class ReplaySession {
     const socket = (this.ws as unknown as { _socket?: Socket })._socket;
     socket?.cork();
     try {
-      while (this.index < this.batch.length && !this.ops.length && !this.closed) {
+      while (this.index < this.batch.length && !this.changed && !this.closed) {
         const message = this.batch[this.index];
         const delay = this.delayUntil(message.ms);
         if (delay > 0) {
@@ -171,15 +185,12 @@ export class ReplaySession {
         }
         this.index++;
         this.advance(message);
-        if (this.ws.bufferedAmount < HIGH_WATER) {
-          this.ws.send(message.text);
-          continue;
-        }
+        const behind = this.send(message.text);
+        if (!behind) continue;
         // The client is behind: wait until this message has left, so the buffer never grows past
-        // here (a client message or the end of the connection interrupts the wait).
-        const sent = new Promise<void>((resolve) => this.ws.send(message.text, () => resolve()));
+        // here (the end of the connection interrupts the wait).
         socket?.uncork();
-        await this.interruptible(sent);
+        await this.interruptible(behind);
         return;
       }
     } finally {
@@ -187,29 +198,24 @@ export class ReplaySession {
     }
   }
 
-  /** Applies the queued subscription changes at the current clock, then restarts the read. */
-  private async applyOps(): Promise<void> {
+  /** Applies the subscription changes at the current clock (`requested` − `subscribed`), then restarts the read. */
+  private async applySubscriptions(): Promise<void> {
+    this.changed = false;
     const clock = this.clock();
-    const added: string[] = [];
-    for (const op of this.ops.splice(0)) {
-      for (const asset of op.assets) {
-        if (op.kind === 'unsubscribe') {
-          this.subscribed.delete(asset);
-          const i = added.indexOf(asset);
-          if (i >= 0) added.splice(i, 1);
-        } else if (!this.subscribed.has(asset)) {
-          this.subscribed.set(asset, clock);
-          added.push(asset);
-        }
-      }
-    }
+    const removed = [...this.subscribed.keys()].filter((asset) => !this.requested.has(asset));
+    const added = [...this.requested].filter((asset) => !this.subscribed.has(asset));
+    // Messages that cancel out (subscribe then unsubscribe before the loop ran) change nothing.
+    if (!removed.length && !added.length) return;
+    for (const asset of removed) this.subscribed.delete(asset);
+    for (const asset of added) this.subscribed.set(asset, clock);
     this.stopSource();
     // The read starts now, so it runs while the books are read.
     if (this.subscribed.size) this.startSource();
     if (!added.length) return;
     const books = await this.booksAt(added, clock);
     if (this.closed) return;
-    this.ws.send(bookArray(books));
+    const behind = this.send(bookArray(books));
+    if (behind) await this.interruptible(behind);
     if (this.startedAt) return;
     // The replay clock starts once the first books are out and the first events are read, so neither
     // the book reads nor the first read's latency delays the events that follow `from` closely.
@@ -318,6 +324,26 @@ export class ReplaySession {
         },
       );
     });
+  }
+
+  /**
+   * The one way a frame leaves. Below HIGH_WATER it is queued on the socket; at or above it the
+   * frame still goes (it is already made) but the client's messages stop being read (`pause`) until
+   * the socket has taken it, and the promise returned resolves then. So a client that sends without
+   * reading (subscription churn, PING floods) fills its own socket buffers, never this process.
+   */
+  private send(text: string): Promise<void> | undefined {
+    if (this.ws.bufferedAmount < HIGH_WATER) {
+      this.ws.send(text);
+      return undefined;
+    }
+    this.ws.pause();
+    return new Promise((resolve) =>
+      this.ws.send(text, () => {
+        if (this.ws.bufferedAmount < HIGH_WATER) this.ws.resume();
+        resolve();
+      }),
+    );
   }
 
   private stopSource(): void {

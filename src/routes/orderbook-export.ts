@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
-import { checkHistoryWindow } from '../auth/history-window.js';
+import { checkHistoryWindow, existingEnd } from '../auth/history-window.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { DATA_ERRORS, errorResponses } from '../http/openapi.js';
@@ -63,7 +63,7 @@ export function registerOrderbookExportRoute(app: OpenAPIHono<AppEnv>, deps: App
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.start });
     const format = q.format ?? 'csv';
-    const query = { assetId: q.asset_id, start: q.start, end: q.end, interval: q.interval };
+    const query = { assetId: q.asset_id, start: q.start, end: existingEnd(c, q.end), interval: q.interval };
     const rows = (visit: BookRowVisitor) => bookRows(deps.engine, query, visit, c.req.raw.signal);
     const body = Readable.from(encodeBookRows(rows, format, q.depth ?? 25), { objectMode: false, highWaterMark: 1 });
     const response = await streamResponse(c, body, {

@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
-import { assertInHistoryWindow, checkHistoryWindow } from '../auth/history-window.js';
+import { assertInHistoryWindow, checkHistoryWindow, existingEnd } from '../auth/history-window.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ok } from '../http/envelope.js';
@@ -196,7 +196,7 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps,
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.since });
     const depth = q.depth ?? 20;
-    const common = { assetId: q.asset_id, since: q.since, until: q.until, limit: q.limit ?? 100 };
+    const common = { assetId: q.asset_id, since: q.since, until: existingEnd(c, q.until), limit: q.limit ?? 100 };
     const states = q.interval === undefined
       ? await exchangeSnapshots(engine, { ...common, depth }, c.req.raw.signal)
       : await sampledBooks(engine, { ...common, interval: q.interval }, c.req.raw.signal);

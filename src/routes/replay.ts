@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { TypedResponse } from 'hono';
 import { createRoute, z } from '@hono/zod-openapi';
-import { checkHistoryWindow } from '../auth/history-window.js';
+import { checkHistoryWindow, existingEnd } from '../auth/history-window.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { DATA_ERRORS, errorResponses } from '../http/openapi.js';
@@ -48,7 +48,7 @@ export function registerReplayRoutes(app: OpenAPIHono<AppEnv>, replay: ReplaySer
   app.openapi(replayRoute, (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.from });
-    const params = { from: q.from, to: q.to, speed: q.speed ?? 1 };
+    const params = { from: q.from, to: existingEnd(c, q.to), speed: q.speed ?? 1 };
     if (!replay.accept(c.req.raw, { params, requestId: c.get('requestId') })) {
       throw new ApiError('upgrade_required', 'This endpoint is a WebSocket: connect with a WebSocket client (Upgrade: websocket).', {}, { Upgrade: 'websocket' });
     }

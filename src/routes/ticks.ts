@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
-import { checkHistoryWindow } from '../auth/history-window.js';
+import { checkHistoryWindow, existingEnd } from '../auth/history-window.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { STREAMED_LIST_PREFIX, streamedJson, streamedListSuffix } from '../http/envelope.js';
@@ -118,7 +118,7 @@ export function registerTicksRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     const from = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
     checkHistoryWindow(c, { explicitStart: q.start });
     const limit = q.limit ?? 10_000;
-    const range = { asset_id: q.asset_id, start: q.start, end: q.end, event_type: q.event_type };
+    const range = { asset_id: q.asset_id, start: q.start, end: existingEnd(c, q.end), event_type: q.event_type };
     const page = new JsonPage(limit, from);
     const response = await streamResponse(c, streamTicksPage(deps.engine, range, limit, from, c.req.raw.signal), {
       contentType: 'application/json',
@@ -136,7 +136,7 @@ export function registerTicksRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.start });
     const format = q.format ?? 'csv';
-    const range = { asset_id: q.asset_id, start: q.start, end: q.end, event_type: q.event_type };
+    const range = { asset_id: q.asset_id, start: q.start, end: existingEnd(c, q.end), event_type: q.event_type };
     const response = await streamResponse(c, streamTicksExport(deps.engine, range, format, c.req.raw.signal), {
       contentType: CONTENT_TYPES[format],
       headers: { 'Content-Disposition': `attachment; filename="ticks_${q.asset_id}_${q.start}_${q.end}.${format}"` },

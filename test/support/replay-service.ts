@@ -1,6 +1,6 @@
-import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
+import { createHttpServer } from '../../src/http/http-server.js';
 import { startDataApp, type DataApp } from './data-app.js';
 
 /**
@@ -16,9 +16,8 @@ export interface ReplayService extends DataApp {
 
 export async function startReplayService(now: number, options: Parameters<typeof startDataApp>[1] = {}): Promise<ReplayService> {
   const data = await startDataApp(now, options);
-  const server = serve({ fetch: data.app.fetch, port: 0, hostname: '127.0.0.1' });
-  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
-  data.app.replay.listen(server);
+  const server = createHttpServer(data.app.fetch, data.app.replay);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const httpUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const replayUrl = (query: Record<string, string | number>) => `${httpUrl.replace('http', 'ws')}/v1/replay/market?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`;
   return {
@@ -35,7 +34,7 @@ export async function startReplayService(now: number, options: Parameters<typeof
     },
     async close() {
       data.app.replay.close();
-      (server as unknown as { closeAllConnections(): void }).closeAllConnections();
+      server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await data.close();
     },

@@ -334,7 +334,7 @@ export type RegisterData = {
 
 export type RegisterErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -508,7 +508,7 @@ export type SubscribeData = {
 
 export type SubscribeErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -573,7 +573,7 @@ export type ReceivePaymentNotificationData = {
 
 export type ReceivePaymentNotificationErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -627,7 +627,7 @@ export type GetSandboxInvoiceData = {
 
 export type GetSandboxInvoiceErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -666,7 +666,7 @@ export type PaySandboxInvoiceData = {
 
 export type PaySandboxInvoiceErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -705,7 +705,7 @@ export type ListMarketsData = {
 
 export type ListMarketsErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -786,7 +786,7 @@ export type GetOrderBookData = {
 
 export type GetOrderBookErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -854,7 +854,7 @@ export type GetOrderBookRangeData = {
 
 export type GetOrderBookRangeErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -908,7 +908,7 @@ export type GetPriceData = {
 
 export type GetPriceErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -972,7 +972,7 @@ export type GetPricesHistoryData = {
 
 export type GetPricesHistoryErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -1038,7 +1038,7 @@ export type GetExecutionPriceData = {
 
 export type GetExecutionPriceErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -1670,7 +1670,7 @@ export type ReplayMarketData = {
 
 export type ReplayMarketErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -1726,7 +1726,7 @@ export type ExportOrderbookData = {
 
 export type ExportOrderbookErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -1781,7 +1781,7 @@ export type GetTicksData = {
 
 export type GetTicksErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -1839,7 +1839,7 @@ export type ExportTicksData = {
 
 export type ExportTicksErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -1890,7 +1890,7 @@ export type GetCandlesData = {
 
 export type GetCandlesErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**
@@ -1946,7 +1946,7 @@ export type GetCoverageData = {
 
 export type GetCoverageErrors = {
     /**
-     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
      */
     400: Error;
     /**

@@ -1,0 +1,112 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { getRequestListener } from '@hono/node-server';
+import { ApiError } from './errors.js';
+import { badRequest, isClobTarget, writeRawError } from './raw-response.js';
+import { currentRequestScope, runInRequestScope } from './request-scope.js';
+
+/** The app's fetch (Hono), as @hono/node-server calls it. */
+export type AppFetch = (request: Request, env: { incoming: IncomingMessage; outgoing: ServerResponse | undefined }) => Response | Promise<Response>;
+
+/** Takes the connections that ask to switch protocols (the replay WebSocket server). */
+export interface UpgradeHandler {
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+}
+
+/**
+ * The service's front door: every byte a client sends meets one of these, and each answers in the
+ * contract's shape, never by dropping the connection or the process.
+ *   - A request @hono/node-server can turn into a fetch Request goes to the app. One it cannot (a
+ *     request-target or Host that is not a URL) gets 400 `bad_request` (its errorHandler).
+ *   - HTTP the parser cannot read gets 400 `bad_request`, oversized headers 431 `header_too_large`,
+ *     a request not complete within `requestTimeout` 408 `request_timeout` (clientError).
+ *   - `Connection: Upgrade` goes to `upgrades` (the replay), which builds its Request with
+ *     upgradeRequest below and answers every other path with the app's own response.
+ * Each request runs in a request scope (request-scope.ts), so an error nobody caught is answered.
+ */
+export function createHttpServer(fetch: AppFetch, upgrades?: UpgradeHandler): Server {
+  // The app takes the HTTP/1.1 bindings this server gives (no HTTP/2 here).
+  const toApp = getRequestListener(fetch as Parameters<typeof getRequestListener>[0], {
+    // Called when node-server cannot build the Request (RequestError), or the app throws outside Hono.
+    errorHandler: (err) => {
+      const scope = currentRequestScope();
+      const error = err instanceof Error && err.name === 'RequestError' ? badRequest(err.message.toLowerCase()) : internalError(scope?.requestId);
+      const body = scope?.clob ? { error: error.message } : error.body();
+      return new Response(JSON.stringify(body), { status: error.status, headers: { 'Content-Type': 'application/json', Connection: 'close' } });
+    },
+  });
+  const server = createServer((incoming, outgoing) => {
+    const scope = { clob: isClobTarget(incoming.url ?? ''), fail: () => failResponse(outgoing) };
+    runInRequestScope(scope, () => void toApp(incoming, outgoing));
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET') return socket.destroy();
+    const error =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? new ApiError('header_too_large', 'The request headers are larger than 16 KiB.')
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? new ApiError('request_timeout', 'The request was not received in time.')
+          : badRequest(`malformed HTTP (${err.code ?? 'parse error'})`);
+    writeRawError(socket, error);
+  });
+  if (upgrades) server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrades.upgrade(req, socket, head));
+  return server;
+}
+
+/** A 500 for a request whose handler failed where nothing caught it (the process guard calls it). */
+function failResponse(outgoing: ServerResponse): void {
+  if (outgoing.headersSent) {
+    outgoing.destroy();
+    return;
+  }
+  const error = internalError(currentRequestScope()?.requestId);
+  const body = JSON.stringify(currentRequestScope()?.clob ? { error: error.message } : error.body());
+  outgoing.writeHead(error.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  outgoing.end(body);
+}
+
+export function internalError(requestId: string | undefined): ApiError {
+  return new ApiError('internal_error', 'Internal error; quote request_id when reporting it.', { request_id: requestId ?? null });
+}
+
+/**
+ * A WebSocket handshake as a fetch Request, by the rules @hono/node-server applies to every other
+ * request: an absolute http(s) target as it is, else a path (`/…`, no backslash before the query)
+ * on the Host, which must be a host (and port) and nothing else. Throws 400 `bad_request` otherwise.
+ */
+export function upgradeRequest(req: IncomingMessage): Request {
+  const target = req.url ?? '';
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    try {
+      headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+    } catch {
+      throw badRequest(`header ${JSON.stringify(req.rawHeaders[i].slice(0, 64))} is not valid`);
+    }
+  }
+  return new Request(upgradeUrl(target, req.headers.host), { method: req.method, headers });
+}
+
+function upgradeUrl(target: string, host: string | undefined): string {
+  const query = target.indexOf('?');
+  const backslash = target.indexOf('\\');
+  if (backslash >= 0 && (query < 0 || backslash < query)) throw badRequest('the request-target has a backslash in its path');
+  if (/^https?:\/\//i.test(target)) {
+    try {
+      return new URL(target).href;
+    } catch {
+      throw badRequest('the request-target is not a URL');
+    }
+  }
+  if (target[0] !== '/') throw badRequest('the request-target must be a path starting with /');
+  const authority = host ?? 'localhost';
+  let url: URL;
+  try {
+    url = new URL(`http://${authority}${target}`);
+  } catch {
+    throw badRequest('the Host header is not a host name');
+  }
+  // `Host: a/b` or `Host: a@b` would parse, as another host or path: only a plain authority is one.
+  if (url.host.toLowerCase() !== authority.toLowerCase().replace(/:80$/, '')) throw badRequest('the Host header is not a host name');
+  return url.href;
+}
