@@ -65,6 +65,8 @@ try {
     size,
     only: only ? { category: only.split(':')[0] as Category, index: Number(only.split(':')[1]) } : undefined,
     log: (line) => console.log(line),
+    // One case replayed: what was sent and what came back.
+    trace: only ? (line) => console.log(line) : undefined,
   });
   if (report.findings.length) console.log(`\nfindings by kind and place (first case of each):\n${findingsDigest(report.findings, 200)}`);
   console.log(`\n${summaryLine(report)}`);

@@ -97,6 +97,7 @@ function merged(rs: FuzzReport[]): FuzzReport {
     out.hangs += r.hangs;
     out.fiveXX += r.fiveXX;
     out.restarts += r.restarts;
+    out.retried += r.retried;
     if (r.maxHealthzMs > out.maxHealthzMs) [out.maxHealthzMs, out.slowestCase] = [r.maxHealthzMs, r.slowestCase];
     out.rssMax = Math.max(out.rssMax, r.rssMax);
     out.rssEnd = r.rssEnd;

@@ -6,13 +6,18 @@ import { header, type RawResponse } from './raw-http.js';
  * §2, issue 24): never a 5xx; an error is JSON — `{"detail":{"error","message",…}}` under /v1 with the
  * members its code carries, `{"detail":{"message"}}` for a 404, Polymarket's `{"error"}` under
  * `/v1/clob/…` — Node's own refusals of malformed HTTP (400, 431, …) included; no answer carries an
- * API key the request held (or one of the harness's keys); an export never has a row after the time
- * of the request (no data can exist there).
+ * API key the request held (or one of the harness's keys); an export never has a row more than a
+ * minute after the time of the request (no data can exist there).
  */
 
 /** API.md §6 and BILLING.md, written from the specs: code → status, and the members `detail` must carry. */
 export const ERROR_CODES: Record<string, { status: number; extra: string[] }> = {
   invalid_parameter: { status: 400, extra: ['param'] },
+  // HTTP the server could not read (a target or Host that is not a URL, broken framing), a request not
+  // received in time, headers over 16 KiB: the front door's own answers (issue 24).
+  bad_request: { status: 400, extra: [] },
+  request_timeout: { status: 408, extra: [] },
+  header_too_large: { status: 431, extra: [] },
   invalid_api_key: { status: 401, extra: [] },
   invalid_signature: { status: 401, extra: [] },
   data_access_denied: { status: 403, extra: ['plan', 'earliest_allowed'] },
@@ -141,9 +146,12 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * Rows of a CSV or JSONL export (ticks or books) must lie at or before the moment of the request: no
- * data exists after it. One second of slack for the clocks of two processes.
+ * Rows of a CSV or JSONL export (ticks or books) must lie at or before the moment of the request (no
+ * data exists after it), with the README's allowance: every range, grid and replay ends at most one
+ * minute after now (exchange clocks may run ahead of ours). One more second for the two processes.
  */
+const FUTURE_SLACK_MS = 61_000;
+
 function futureRows(sent: SentRequest, contentType: string, body: string, truncated: boolean): string[] {
   const lines = body.split('\n');
   if (truncated || !body.endsWith('\n')) lines.pop();
@@ -160,7 +168,7 @@ function futureRows(sent: SentRequest, contentType: string, body: string, trunca
       if (m) latest = Math.max(latest, Number(m[1]));
     }
   } else return [];
-  if (latest <= sent.sentAt + 1_000) return [];
+  if (latest <= sent.sentAt + FUTURE_SLACK_MS) return [];
   const iso = Number.isNaN(new Date(latest).getTime()) ? '?' : new Date(latest).toISOString();
   return [`export row in the future: ${latest} (${iso}) > request time ${sent.sentAt}`];
 }

@@ -114,6 +114,8 @@ export function operationsOf(doc: OpenApiDocument): Operation[] {
 }
 
 const MAX_DATE = 8_640_000_000_000_000;
+/** The last ms ClickHouse's DateTime64(3) holds (2299-12-31T23:59:59.999Z): the engine's own bound on every time. */
+const ENGINE_MAX_DATE = Date.UTC(2299, 11, 31, 23, 59, 59, 999);
 const DAY = 86_400_000;
 const TIME_NAMES = /^(start|end|since|until|timestamp|from|to|instant|startTs|endTs)$/;
 
@@ -158,6 +160,8 @@ function timeValues(d: Domain): Value[] {
     t(d.first, 'first tick'),
     t(d.last, 'last tick'),
     t(d.now + 365 * DAY, 'now+1y'),
+    t(ENGINE_MAX_DATE, 'engine max date'),
+    t(ENGINE_MAX_DATE + 1, 'engine max date+1'),
   ];
 }
 
@@ -426,7 +430,7 @@ function jsonValue(p: Param, text: string): unknown {
 const CORE = new Set([
   '(missing)', '(empty)', 'NaN', '1e400', '-1', '😀', 'x×20000', 'raw %zz', 'min', 'min-1', 'max', 'max+1', 'max date', 'max date+1', '9×400',
   'Arabic-Indic digits', 'twice (same)', 'twice (valid, x)', 'twice (first, last)', 'now', 'now+1', 'free window start-1', 'upper', 'lower',
-  '9×100', '9×101', 'a×max', 'a×(max+1)', 'unknown key', '.', '..', 'key+x', 'latest', 'long email',
+  '9×100', '9×101', 'a×max', 'a×(max+1)', 'unknown key', '.', '..', 'key+x', 'latest', 'long email', 'engine max date',
 ]);
 
 export type Size = 'core' | 'full';
@@ -438,7 +442,10 @@ function boundsOf(op: Operation, p: Param, d: Domain, size: Size): Value[] {
   return all.filter((v) => CORE.has(v.label) || ('text' in v && members.has(v.text)));
 }
 
-/** The lowest and the highest valid value of a numeric parameter (times: the free plan's first ms, and the schema's maximum). */
+/**
+ * The lowest and the highest valid values of a numeric parameter; for a time: the free plan's first ms,
+ * the engine's last (DateTime64, 2299-12-31) and the schema's maximum.
+ */
 function extremes(p: Param, d: Domain): Value[] | null {
   const s = p.schema;
   const isTime = TIME_NAMES.test(p.name) || (p.in === 'path' && /^\d+$/.test(String(s.example ?? '')));
@@ -447,21 +454,23 @@ function extremes(p: Param, d: Domain): Value[] | null {
   if (isTime) {
     const seconds = s.type === 'number';
     const midnight = Math.floor(d.now / DAY) * DAY;
-    return [t(seconds ? midnight / 1000 : midnight, 'lowest (free window start)'), t(seconds ? MAX_DATE / 1000 : MAX_DATE, 'highest (max date)')];
+    return [
+      t(seconds ? midnight / 1000 : midnight, 'lowest (free window start)'),
+      t(seconds ? ENGINE_MAX_DATE / 1000 : ENGINE_MAX_DATE, 'engine max date'),
+      t(seconds ? MAX_DATE / 1000 : MAX_DATE, 'highest (max date)'),
+    ];
   }
   const min = s.minimum ?? 0;
   const max = s.maximum ?? (s.type === 'integer' ? Number.MAX_SAFE_INTEGER : Number.MAX_VALUE);
   return [t(min, 'lowest'), t(max, 'highest')];
 }
 
-/** Every combination of the lowest and highest valid values of an operation's numeric parameters (the first five). */
+/** Every combination of the extreme valid values of an operation's numeric parameters (the first five). */
 function corners(op: Operation, d: Domain): Map<string, Value>[] {
-  const numeric = op.params.map((p) => [p, extremes(p, d)] as const).filter(([, e]) => e !== null).slice(0, 5);
+  const numeric = op.params.map((p) => [p, extremes(p, d)!] as const).filter(([, e]) => e !== null).slice(0, 5);
   if (!numeric.length) return [];
-  const out: Map<string, Value>[] = [];
-  for (let mask = 0; mask < 2 ** numeric.length; mask++) {
-    out.push(new Map(numeric.map(([p, e], i) => [p.name, e![(mask >> i) & 1]])));
-  }
+  let out: Map<string, Value>[] = [new Map()];
+  for (const [p, values] of numeric) out = out.flatMap((m) => values.map((v) => new Map([...m, [p.name, v]])));
   return out;
 }
 
