@@ -1,5 +1,6 @@
 import { midpoint, OrderBook, sideOfOrder, type BookState, type Level } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
+import { LoopBreaks, nextTurn } from '../event-loop.js';
 import { BINARY_EVENT_COLUMNS, BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './book-event-decoder.js';
 
 /**
@@ -138,15 +139,23 @@ export async function* bookStates(
   const { book } = state;
   let applied = false;
   let visited = 0;
+  // Turns are microtasks: every few ms one waits for the event loop (src/event-loop.ts).
+  const breaks = new LoopBreaks();
   try {
     for await (const chunk of bytes) {
       decoder.feed(chunk);
       for (let e = decoder.read(); e !== undefined; e = decoder.read()) {
         if (applied && e.ms !== state.timestamp) {
           let more: boolean | void;
-          while ((more = visit(state, e.ms)) === true) yield;
+          while ((more = visit(state, e.ms)) === true) {
+            yield;
+            if (breaks.due()) await nextTurn();
+          }
           if (more === false) return;
-          if (++visited % STATES_PER_TURN === 0) yield;
+          if (++visited % STATES_PER_TURN === 0) {
+            yield;
+            if (breaks.due()) await nextTurn();
+          }
         }
         if (e.kind === KIND_CHANGE) book.apply(e.bookSide === SIDE_BUY ? 'bid' : 'ask', e.price, e.size);
         else book.replace(e.bids, e.asks);
@@ -155,6 +164,7 @@ export async function* bookStates(
         applied = true;
       }
       yield;
+      if (breaks.due()) await nextTurn();
     }
   } finally {
     // Stopping or leaving the loop early cancels the engine query.
@@ -162,7 +172,10 @@ export async function* bookStates(
   }
   if (decoder.unfinished) throw new Error('book_events read ended inside a row');
   if (!applied) return;
-  while (visit(state, Infinity) === true) yield;
+  while (visit(state, Infinity) === true) {
+    yield;
+    if (breaks.due()) await nextTurn();
+  }
 }
 
 /** The exchange's own snapshots (`book` events, not checkpoints) in [since, until], ascending, at most `depth` levels per side. */
