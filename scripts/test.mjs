@@ -37,6 +37,7 @@ const runs = [
     backend: 'http',
     args: [
       'test/dashboard.browser.test.ts',
+      'test/fuzz-service.test.ts',
       'test/coverage.browser.test.ts',
       'test/billing-replicas.test.ts',
       'test/interrupted-work.test.ts',

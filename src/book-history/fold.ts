@@ -1,5 +1,6 @@
 import { OrderBook, sideOfOrder, type BookState } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
+import { LoopBreaks, nextTurn } from '../event-loop.js';
 import { clampTime, forwardQuery, latestSnapshotKey, snapshotAndChanges } from '../queries/orderbook.js';
 import { BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './event-decoder.js';
 
@@ -72,15 +73,23 @@ export async function* bookStates(
   const { book } = state;
   let applied = false;
   let visited = 0;
+  // Turns are microtasks: every few ms one waits for the event loop (src/event-loop.ts).
+  const breaks = new LoopBreaks();
   try {
     for await (const chunk of bytes) {
       decoder.feed(chunk);
       for (let e = decoder.read(); e !== undefined; e = decoder.read()) {
         if (applied && e.ms !== state.timestamp) {
           let more: boolean | void;
-          while ((more = visit(state, e.ms)) === true) yield;
+          while ((more = visit(state, e.ms)) === true) {
+            yield;
+            if (breaks.due()) await nextTurn();
+          }
           if (more === false) return;
-          if (++visited % STATES_PER_TURN === 0) yield;
+          if (++visited % STATES_PER_TURN === 0) {
+            yield;
+            if (breaks.due()) await nextTurn();
+          }
         }
         if (e.kind === KIND_CHANGE) book.apply(e.bookSide === SIDE_BUY ? 'bid' : 'ask', e.price, e.size);
         else book.replace(e.bids, e.asks);
@@ -89,6 +98,7 @@ export async function* bookStates(
         applied = true;
       }
       yield;
+      if (breaks.due()) await nextTurn();
     }
   } finally {
     // Stopping or leaving the loop early cancels the engine query.
@@ -96,7 +106,10 @@ export async function* bookStates(
   }
   if (decoder.unfinished) throw new Error('book_events read ended inside a row');
   if (!applied) return;
-  while (visit(state, Infinity) === true) yield;
+  while (visit(state, Infinity) === true) {
+    yield;
+    if (breaks.due()) await nextTurn();
+  }
 }
 
 /** Grid points visited per turn at most (a long quiet stretch holds many under one state). */

@@ -1,5 +1,6 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { BookState, Level, OrderBook } from '../book/index.js';
+import { nextTurn } from '../event-loop.js';
 import { MAX_NUMBER_BYTES, writeInteger, writeNumber } from '../number-text.js';
 import type { BookRowVisitor } from '../book-history/dataset-rows.js';
 import { NO_SEPARATOR, SideText } from './side-text.js';
@@ -152,8 +153,12 @@ async function* textChunks(rows: BookRowSource, line: LineWriter, depth: number,
   if (used > 0) yield take();
 }
 
-/** Parquet values in a row group: about a million cells whatever the depth, so memory stays flat. */
-const GROUP_CELLS = 1 << 20;
+/**
+ * Parquet values in a row group: about 130,000 cells whatever the depth, so memory stays flat. The
+ * writer encodes a row group in one synchronous call (~40 ms for this many cells here; a million
+ * took ~300 ms, which held every other request of the process that long).
+ */
+const GROUP_CELLS = 1 << 17;
 
 /**
  * A ByteWriter whose bytes leave after every row group: the parquet writer keeps only offsets and
@@ -198,20 +203,21 @@ async function* parquetChunks(rows: BookRowSource, depth: number): AsyncGenerato
   let times = new BigInt64Array(groupRows);
   let values: (number | null)[][] = [];
   let count = 0;
-  const writeGroup = () => {
+  /** Row groups filled during a turn of the fold, encoded after it, one per turn of the event loop. */
+  const full: { times: BigInt64Array; values: (number | null)[][]; count: number }[] = [];
+  const writeGroup = (group: { times: BigInt64Array; values: (number | null)[][]; count: number }) => {
     const columnData = [
-      { name: 'timestamp', data: times.subarray(0, count), statistics: true },
-      ...values.map((data, i) => ({ name: names[i + 1], data: data.length === count ? data : data.slice(0, count) })),
+      { name: 'timestamp', data: group.times.subarray(0, group.count), statistics: true },
+      ...group.values.map((data, i) => ({ name: names[i + 1], data: data.length === group.count ? data : data.slice(0, group.count) })),
     ];
-    parquet.write({ columnData, rowGroupSize: count });
-    count = 0;
+    parquet.write({ columnData, rowGroupSize: group.count });
   };
   const startGroup = () => {
     times = new BigInt64Array(groupRows);
     values = names.slice(1).map(() => new Array<number | null>(groupRows));
+    count = 0;
   };
   startGroup();
-  let full = false;
   const add = (time: number, { book }: BookState) => {
     times[count] = BigInt(time);
     values[0][count] = book.bestBid();
@@ -225,19 +231,22 @@ async function* parquetChunks(rows: BookRowSource, depth: number): AsyncGenerato
       }
     }
     if (++count === groupRows) {
-      writeGroup();
+      full.push({ times, values, count });
       startGroup();
-      full = true;
     }
   };
-  for await (const _turn of rows(add)) {
-    // Row groups leave once the turn that completed them ends.
-    if (full) {
-      full = false;
+  // Row groups leave once the turn that completed them ends (the last rows may come after the last
+  // turn); each is one synchronous encode, so the event loop gets a turn between two of them.
+  async function* fullGroups() {
+    for (let group = full.shift(); group; group = full.shift()) {
+      writeGroup(group);
       yield* writer.take();
+      if (full.length) await nextTurn();
     }
   }
-  if (count > 0) writeGroup();
+  for await (const _turn of rows(add)) yield* fullGroups();
+  yield* fullGroups();
+  if (count > 0) writeGroup({ times, values, count });
   parquet.finish();
   yield* writer.take();
 }

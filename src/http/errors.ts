@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   not_found: 404,
   /** A request not received completely within the server's requestTimeout (slow or stalled client). */
   request_timeout: 408,
+  /** An `Expect` header other than `100-continue`, which is the only expectation this server meets. */
+  expectation_failed: 417,
   payload_too_large: 413,
   upgrade_required: 426,
   /** Request headers over Node's limit (16 KiB), refused by the HTTP parser before any route. */

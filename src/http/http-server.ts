@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { ApiError } from './errors.js';
+import { redactPath } from '../redact.js';
 import { badRequest, isClobTarget, writeRawError } from './raw-response.js';
 import { currentRequestScope, runInRequestScope } from './request-scope.js';
 
@@ -35,11 +36,14 @@ export function createHttpServer(fetch: AppFetch, upgrades?: UpgradeHandler): Se
       return new Response(JSON.stringify(body), { status: error.status, headers: { 'Content-Type': 'application/json', Connection: 'close' } });
     },
   });
-  const server = createServer((incoming, outgoing) => {
+  // Without a Host the request still reaches the app's error handler (400 bad_request, as JSON);
+  // Node's own refusal has no body.
+  const server = createServer({ requireHostHeader: false }, (incoming, outgoing) => {
+    answering(incoming.socket, outgoing);
     const scope = { clob: isClobTarget(incoming.url ?? ''), fail: () => failResponse(outgoing) };
     runInRequestScope(scope, () => void toApp(incoming, outgoing));
   });
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     if (err.code === 'ECONNRESET') return socket.destroy();
     const error =
       err.code === 'HPE_HEADER_OVERFLOW'
@@ -47,10 +51,57 @@ export function createHttpServer(fetch: AppFetch, upgrades?: UpgradeHandler): Se
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? new ApiError('request_timeout', 'The request was not received in time.')
           : badRequest(`malformed HTTP (${err.code ?? 'parse error'})`);
-    writeRawError(socket, error);
+    const pending = unanswered.get(socket)?.find((res) => !res.req.complete);
+    if (pending) {
+      // The body of the request being answered is what failed (a broken chunk): its answer is this
+      // error, while its handler may still wait for the rest of the body.
+      if (pending.headersSent) return socket.destroy();
+      const body = JSON.stringify(isClobTarget(pending.req.url ?? '') ? { error: error.message } : error.body());
+      pending.writeHead(error.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+      pending.end(body, () => socket.destroy());
+      return;
+    }
+    // The request line, when the parser got that far: a path under /v1/clob/ takes Polymarket's shape.
+    const target = /^[A-Z]+ (\S+)/.exec(err.rawPacket?.subarray(0, 8192).toString('latin1') ?? '')?.[1] ?? '';
+    afterPendingResponse(socket, () => writeRawError(socket, error, target));
   });
-  if (upgrades) server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => upgrades.upgrade(req, socket, head));
+  // `Expect: 100-continue` is met by Node; any other expectation gets its 417 in the contract's shape.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const error = new ApiError('expectation_failed', `Expect: ${String(req.headers.expect).slice(0, 64)} cannot be met; only 100-continue is.`);
+    const body = JSON.stringify(isClobTarget(req.url ?? '') ? { error: error.message } : error.body());
+    res.writeHead(error.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+    res.end(body);
+  });
+  // CONNECT (a proxy's method): nothing here serves it.
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    writeRawError(socket, new ApiError('not_found', `Not found: CONNECT ${redactPath(String(req.url)).slice(0, 200)}`), req.url);
+  });
+  if (upgrades) {
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => afterPendingResponse(socket, () => upgrades.upgrade(req, socket, head)));
+  }
   return server;
+}
+
+/** The responses each connection still owes, in request order (pipelined requests queue up). */
+const unanswered = new WeakMap<Duplex, ServerResponse[]>();
+
+function answering(socket: Duplex, res: ServerResponse): void {
+  const owed = unanswered.get(socket) ?? [];
+  unanswered.set(socket, owed);
+  owed.push(res);
+  res.once('close', () => owed.splice(owed.indexOf(res), 1));
+}
+
+/**
+ * Runs `then` once every response this connection owes (earlier requests of a pipelined batch) has
+ * gone out: an error or an upgrade answer written at once would cut in front of them.
+ */
+function afterPendingResponse(socket: Duplex, then: () => void): void {
+  const owed = unanswered.get(socket);
+  if (!owed?.length) return then();
+  const last = owed[owed.length - 1];
+  last.once('close', () => (last.writableFinished ? afterPendingResponse(socket, then) : socket.destroy()));
 }
 
 /** A 500 for a request whose handler failed where nothing caught it (the process guard calls it). */
@@ -76,6 +127,8 @@ export function internalError(requestId: string | undefined): ApiError {
  */
 export function upgradeRequest(req: IncomingMessage): Request {
   const target = req.url ?? '';
+  // Methods a fetch Request cannot carry (CONNECT, TRACE, TRACK): nothing here serves them.
+  if (/^(CONNECT|TRACE|TRACK)$/i.test(req.method ?? '')) throw new ApiError('not_found', `Not found: ${req.method} ${redactPath(target).slice(0, 200)}`);
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     try {

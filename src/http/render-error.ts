@@ -8,6 +8,7 @@ import { redactPath } from '../redact.js';
 import type { AppEnv } from './context.js';
 import { ApiError, invalidParameter, notFound, serviceUnavailable } from './errors.js';
 import { isClobTarget } from './raw-response.js';
+import { currentRequestScope } from './request-scope.js';
 
 /**
  * The one place an error becomes a response (docs/API.md §6): route errors (ApiError) as they are, the
@@ -38,7 +39,9 @@ export function renderError(err: Error, c: Context<AppEnv>, body: (e: ApiError) 
  */
 export function renderNotFound(c: Context<AppEnv>): Response {
   const error = notFound(`Not found: ${c.req.method} ${redactPath(c.req.path)}`);
-  return isClobTarget(c.req.path) ? send(c, error, (e) => ({ error: e.message })) : send(c, error);
+  // The target as sent decides (`/v1/clob/../at/…` normalises to a path outside the base).
+  const clob = currentRequestScope()?.clob || isClobTarget(c.req.path);
+  return clob ? send(c, error, (e) => ({ error: e.message })) : send(c, error);
 }
 
 function apiErrorOf(err: Error): ApiError | null {

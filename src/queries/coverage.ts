@@ -1,4 +1,5 @@
 import type { Engine } from '../clickhouse/engine.js';
+import { MAX_TIME_MS } from './orderbook.js';
 import { dateText, DAY_MS, dayCoverage, utcDay, type DayCondition } from '../coverage/days.js';
 import { clip, timeline, type AssetRecord, type GapReason, type Reconnect, type RunRecord, type Segment } from '../coverage/timeline.js';
 
@@ -113,10 +114,12 @@ export interface Coverage {
  */
 export async function coverageReport(engine: Engine, q: CoverageQuery, now: number, signal?: AbortSignal): Promise<Coverage> {
   const until = Math.min(q.end, now);
-  const firstDay = utcDay(q.start);
+  // A range that starts after now touches no day yet: its days are judged from today (and then left
+  // out by dayCoverage, whose first day lies after its last), never from a date the engine cannot hold.
+  const firstDay = utcDay(Math.min(q.start, until + DAY_MS));
   const lastDay = utcDay(until);
   const windowTo = Math.max(firstDay, Math.min(lastDay + DAY_MS, now));
-  const params = { asset: q.asset_id, start: q.start, end: q.end, first: dateText(firstDay), last: dateText(lastDay) };
+  const params = { asset: q.asset_id, start: Math.min(q.start, MAX_TIME_MS), end: Math.min(q.end, MAX_TIME_MS), first: dateText(firstDay), last: dateText(lastDay) };
   const [timelines, [books], drift, ticks] = await Promise.all([
     loadTimelines(engine, [q.asset_id], firstDay, windowTo, signal),
     engine.rows<Coverage['books']>(BOOKS_SQL, { params, signal }),

@@ -43,7 +43,13 @@ export class ReplayServer implements UpgradeHandler {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
   private readonly handshakes = new WeakMap<Request, Accepted | null>();
 
-  constructor(private readonly deps: { engine: Engine; books: BookReader; fetch: AppFetch }) {}
+  constructor(private readonly deps: { engine: Engine; books: BookReader; fetch: AppFetch }) {
+    // A handshake ws itself refuses (a method other than GET, no valid Sec-WebSocket-Key or -Version,
+    // a malformed Sec-WebSocket-Protocol): the refusal in the contract's shape, not ws's own HTML.
+    this.wss.on('wsClientError', (err: Error, socket: Duplex, req: IncomingMessage) =>
+      writeRawError(socket, new ApiError('bad_request', `Not a WebSocket handshake: ${err.message}.`), req.url),
+    );
+  }
 
   /** For the route: true when `request` is a WebSocket handshake this server will complete. */
   accept(request: Request, accepted: Accepted): boolean {

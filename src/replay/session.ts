@@ -333,14 +333,22 @@ export class ReplaySession {
    * reading (subscription churn, PING floods) fills its own socket buffers, never this process.
    */
   private send(text: string): Promise<void> | undefined {
+    // The connection is going (ws emits 'close' once its receiver has run to the end): nothing
+    // more is sent or read from the store.
+    if (this.ws.readyState !== this.ws.OPEN) {
+      this.stop();
+      return undefined;
+    }
     if (this.ws.bufferedAmount < HIGH_WATER) {
       this.ws.send(text);
       return undefined;
     }
     this.ws.pause();
     return new Promise((resolve) =>
-      this.ws.send(text, () => {
-        if (this.ws.bufferedAmount < HIGH_WATER) this.ws.resume();
+      this.ws.send(text, (err) => {
+        // Resumed on a failed send too: ws emits 'close' only once its receiver, paused here, has
+        // run to the end.
+        if (err || this.ws.bufferedAmount < HIGH_WATER) this.ws.resume();
         resolve();
       }),
     );
