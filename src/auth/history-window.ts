@@ -14,6 +14,8 @@ import { DAY, isoUtc, utcMidnight } from '../time.js';
  *     clamps its query to the returned instant; if the newest data it finds is older than that, it
  *     calls `assertInHistoryWindow(c, newestT)`, which throws the same 403.
  *
+ * A route that reads a point-in-time book does both through `booksInWindow` (book-in-window.ts).
+ *
  * `earliestAllowed(days, now)` is the pure rule: 00:00 UTC of (today − days). Free (0 days) reads
  * from today's midnight; a time exactly at the boundary is allowed, 1 ms earlier is not.
  */

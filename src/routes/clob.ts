@@ -2,6 +2,7 @@ import type { OpenAPIHono as OpenAPIHonoType } from '@hono/zod-openapi';
 import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { booksInWindow } from '../auth/book-in-window.js';
 import { assertInHistoryWindow, checkHistoryWindow } from '../auth/history-window.js';
 import { dailyLimit, requirePathKey } from '../auth/middleware.js';
 import { quoteOf, type BookState } from '../book/index.js';
@@ -255,33 +256,21 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
     }),
   );
 
-  /** The instant of the path, checked against the plan's window; null = latest. */
-  const instantOf = (c: Context<AppEnv>, instant: number | null) => {
-    if (instant !== null) checkHistoryWindow(c, { explicitStart: instant });
-    return instant;
-  };
-  /** The book at the instant; 404 (`message`) when there is none. A latest book must lie in the window. */
-  const bookAt = async (c: Context<AppEnv>, token: string, at: number | null, message = NO_BOOK): Promise<BookState> => {
-    const state = await books.at(token, at, c.req.raw.signal);
-    if (!state) throw notFound(message);
-    if (at === null) assertInHistoryWindow(c, state.timestamp);
-    return state;
-  };
   const summaryOf = async (c: Context<AppEnv>, token: string, state: BookState, at: number | null, rules: Map<string, TradingRules>) => {
     const trade = await lastTradeAt(engine, token, at, c.req.raw.signal);
     return bookSummary(token, state, rules.get(token), trade?.price ?? null);
   };
 
   clob.openapi(bookRoute, async (c) => {
-    const at = instantOf(c, c.req.valid('param').instant);
+    const reader = booksInWindow(c, books, c.req.valid('param').instant);
     const { token_id } = c.req.valid('query');
-    const state = await bookAt(c, token_id, at);
+    const state = await reader.get(token_id, NO_BOOK);
     const rules = await tradingRules(engine, [token_id], c.req.raw.signal);
-    return c.json(await summaryOf(c, token_id, state, at, rules), 200);
+    return c.json(await summaryOf(c, token_id, state, reader.at, rules), 200);
   });
 
   clob.openapi(booksRoute, async (c) => {
-    const at = instantOf(c, c.req.valid('param').instant);
+    const reader = booksInWindow(c, books, c.req.valid('param').instant);
     const tokens = c.req.valid('json').map((item) => item.token_id);
     // A token listed twice is read once.
     const unique = [...new Set(tokens)];
@@ -290,10 +279,8 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
     for (let i = 0; i < unique.length; i += BOOKS_IN_FLIGHT) {
       await Promise.all(
         unique.slice(i, i + BOOKS_IN_FLIGHT).map(async (token) => {
-          const state = await books.at(token, at, c.req.raw.signal);
-          if (!state) return;
-          if (at === null) assertInHistoryWindow(c, state.timestamp);
-          summaries.set(token, await summaryOf(c, token, state, at, rules));
+          const state = await reader.find(token);
+          if (state) summaries.set(token, await summaryOf(c, token, state, reader.at, rules));
         }),
       );
     }
@@ -301,55 +288,51 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
   });
 
   clob.openapi(priceRoute, async (c) => {
-    const at = instantOf(c, c.req.valid('param').instant);
     const { token_id, side } = c.req.valid('query');
-    const { book } = await bookAt(c, token_id, at);
+    const { book } = await booksInWindow(c, books, c.req.valid('param').instant).get(token_id, NO_BOOK);
     return c.json({ price: side === 'BUY' ? book.bestBid() : book.bestAsk() }, 200);
   });
 
   clob.openapi(midpointRoute, async (c) => {
-    const at = instantOf(c, c.req.valid('param').instant);
-    const { book } = await bookAt(c, c.req.valid('query').token_id, at);
+    const { book } = await booksInWindow(c, books, c.req.valid('param').instant).get(c.req.valid('query').token_id, NO_BOOK);
     return c.json({ mid: decimalText(quoteOf(book).midpoint) }, 200);
   });
 
   clob.openapi(spreadRoute, async (c) => {
-    const at = instantOf(c, c.req.valid('param').instant);
-    const { book } = await bookAt(c, c.req.valid('query').token_id, at);
+    const { book } = await booksInWindow(c, books, c.req.valid('param').instant).get(c.req.valid('query').token_id, NO_BOOK);
     return c.json({ spread: decimalText(quoteOf(book).spread) }, 200);
   });
 
   clob.openapi(lastTradeRoute, async (c) => {
-    const at = instantOf(c, c.req.valid('param').instant);
+    const reader = booksInWindow(c, books, c.req.valid('param').instant);
     const { token_id } = c.req.valid('query');
-    const trade = await lastTradeAt(engine, token_id, at, c.req.raw.signal);
+    const trade = await lastTradeAt(engine, token_id, reader.at, c.req.raw.signal);
     if (trade) {
-      if (at === null) assertInHistoryWindow(c, trade.timestamp);
+      if (reader.at === null) assertInHistoryWindow(c, trade.timestamp);
       return c.json({ price: decimalText(trade.price), side: trade.side }, 200);
     }
     // Polymarket's answer for a token without trades.
-    await bookAt(c, token_id, at);
+    await reader.get(token_id, NO_BOOK);
     return c.json({ price: '0.5', side: '' as const }, 200);
   });
 
   clob.openapi(tickSizeRoute, async (c) => {
-    const at = instantOf(c, c.req.valid('param').instant);
     const { token_id } = c.req.valid('query');
-    await bookAt(c, token_id, at, NO_MARKET);
+    await booksInWindow(c, books, c.req.valid('param').instant).get(token_id, NO_MARKET);
     const rules = await tradingRules(engine, [token_id], c.req.raw.signal);
     return c.json({ minimum_tick_size: effectiveRules(rules.get(token_id)).tick_size }, 200);
   });
 
   clob.openapi(negRiskRoute, async (c) => {
-    const at = instantOf(c, c.req.valid('param').instant);
     const { token_id } = c.req.valid('query');
-    await bookAt(c, token_id, at, NO_MARKET);
+    await booksInWindow(c, books, c.req.valid('param').instant).get(token_id, NO_MARKET);
     const rules = await tradingRules(engine, [token_id], c.req.raw.signal);
     return c.json({ neg_risk: effectiveRules(rules.get(token_id)).neg_risk }, 200);
   });
 
   clob.openapi(pricesHistoryRoute, async (c) => {
-    const instant = instantOf(c, c.req.valid('param').instant);
+    const { instant } = c.req.valid('param');
+    if (instant !== null) checkHistoryWindow(c, { explicitStart: instant });
     const q = c.req.valid('query');
     const at = instant ?? deps.clock.now();
     let start: number;

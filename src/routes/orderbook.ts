@@ -1,11 +1,11 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
-import { assertInHistoryWindow, checkHistoryWindow, existingEnd } from '../auth/history-window.js';
+import { booksInWindow } from '../auth/book-in-window.js';
+import { checkHistoryWindow, existingEnd } from '../auth/history-window.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ok } from '../http/envelope.js';
 import { okHistorical } from '../http/immutable.js';
-import { notFound } from '../http/errors.js';
 import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, positiveNumberParam, timeParam } from '../http/params.js';
 import { executeMarketOrder, quoteOf, type BookState } from '../book/index.js';
@@ -160,8 +160,9 @@ const executionRoute = createRoute({
   responses: { 200: successResponse('The fill of the order', ExecutionSchema), ...historical, ...errorResponses(...DATA_ERRORS, 404) },
 });
 
+/** The 404 message of a book that does not exist at `at` (undefined = latest). */
 const bookMissing = (assetId: string, at: number | undefined) =>
-  notFound(at === undefined ? `No order book for asset ${assetId}.` : `No order book for asset ${assetId} at or before ${at}.`);
+  at === undefined ? `No order book for asset ${assetId}.` : `No order book for asset ${assetId} at or before ${at}.`;
 
 /** An explicit instant with a stored event after it: before the ingest watermark (BookAt). */
 const isHistory = (timestamp: number | undefined, state: BookAt) => timestamp !== undefined && state.next !== Infinity;
@@ -185,11 +186,7 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps,
 
   app.openapi(orderbookRoute, async (c) => {
     const q = c.req.valid('query');
-    checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const state = await books.at(q.asset_id, q.timestamp ?? null, c.req.raw.signal);
-    if (!state) throw bookMissing(q.asset_id, q.timestamp);
-    // Implicit latest (docs/API.md §2): the newest data must lie in the window.
-    if (q.timestamp === undefined) assertInHistoryWindow(c, state.timestamp);
+    const state = await booksInWindow(c, books, q.timestamp ?? null).get(q.asset_id, bookMissing(q.asset_id, q.timestamp));
     return okHistorical(c, bookData(q.asset_id, state, q.limit ?? 20), isHistory(q.timestamp, state));
   });
 
@@ -206,10 +203,7 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps,
 
   app.openapi(priceRoute, async (c) => {
     const q = c.req.valid('query');
-    checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const state = await books.at(q.asset_id, q.timestamp ?? null, c.req.raw.signal);
-    if (!state) throw bookMissing(q.asset_id, q.timestamp);
-    if (q.timestamp === undefined) assertInHistoryWindow(c, state.timestamp);
+    const state = await booksInWindow(c, books, q.timestamp ?? null).get(q.asset_id, bookMissing(q.asset_id, q.timestamp));
     const data = { asset_id: q.asset_id, timestamp: state.timestamp, datetime: datetimeText(state.timestamp), ...quoteOf(state.book) };
     return okHistorical(c, data, isHistory(q.timestamp, state));
   });
@@ -224,9 +218,7 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps,
 
   app.openapi(executionRoute, async (c) => {
     const q = c.req.valid('query');
-    checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const state = await books.at(q.asset_id, q.timestamp, c.req.raw.signal);
-    if (!state) throw bookMissing(q.asset_id, q.timestamp);
+    const state = await booksInWindow(c, books, q.timestamp).get(q.asset_id, bookMissing(q.asset_id, q.timestamp));
     return okHistorical(c, executeMarketOrder(state.book, q.side, q.amount), isHistory(q.timestamp, state));
   });
 }
