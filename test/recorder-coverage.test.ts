@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startRecorder, type Recorder } from '../src/ingest/recorder.js';
+import { startRecorder, type Recorder } from '../src/ingest/recorder/recorder.js';
 import { replayFile } from '../src/ingest/frame-files.js';
 import { startDataApp, type DataApp } from './support/data-app.js';
 import { startGammaServer, type GammaServer } from './support/gamma-server.js';

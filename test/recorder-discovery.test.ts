@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
-import { startRecorder, type Recorder } from '../src/ingest/recorder.js';
+import { startRecorder, type Recorder } from '../src/ingest/recorder/recorder.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { startGammaServer, type GammaServer } from './support/gamma-server.js';
 import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';

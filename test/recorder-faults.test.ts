@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
-import { startRecorder, type Recorder } from '../src/ingest/recorder.js';
+import { startRecorder, type Recorder } from '../src/ingest/recorder/recorder.js';
 import { replayFile } from '../src/ingest/frame-files.js';
 import { metrics } from '../src/metrics.js';
 import { generateFrames } from './support/book-frames.js';

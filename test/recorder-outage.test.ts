@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine, QueryOptions, Settings } from '../src/clickhouse/engine.js';
 import { EngineUnavailableError } from '../src/clickhouse/errors.js';
-import { startRecorder } from '../src/ingest/recorder.js';
+import { startRecorder } from '../src/ingest/recorder/recorder.js';
 import { replayFile } from '../src/ingest/frame-files.js';
 import { setLogLevel } from '../src/log.js';
 import { generateFrames } from './support/book-frames.js';

@@ -1,5 +1,5 @@
 import type { Engine } from '../../src/clickhouse/engine.js';
-import { loadRecorderOptions, type RecorderOptions } from '../../src/ingest/recorder-config.js';
+import { loadRecorderOptions, type RecorderOptions } from '../../src/ingest/recorder/options.js';
 
 /** Recorder options for tests: fast pings, backoffs and batches, no status line, no Gamma refresh. */
 export function recorderOptions(overrides: Partial<RecorderOptions> & Pick<RecorderOptions, 'wsUrl' | 'gammaUrl'>): RecorderOptions {

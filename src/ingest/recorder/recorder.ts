@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { Engine } from '../clickhouse/engine.js';
-import { log, errorText } from '../log.js';
-import { FrameArchive, type ArchiveStats } from './archive.js';
+import type { Engine } from '../../clickhouse/engine.js';
+import { log, errorText } from '../../log.js';
+import { FrameArchive, type ArchiveStats } from './frame-archive.js';
 import { BufferedSink, type SinkStats } from './buffered-sink.js';
-import { captureLine, type CaptureRecord } from './capture-record.js';
-import { discoverActiveMarkets, lookupMarkets } from './discovery.js';
-import { Normalizer, type RowSink, type SeqSource } from './normalizer.js';
-import type { RecorderOptions } from './recorder-config.js';
-import { recorderMetrics, registerRecorderGauges } from './recorder-metrics.js';
-import type { MarketRow } from '../clickhouse/rows.js';
-import { MarketFeed, type SocketEvent } from './ws-client.js';
+import { captureLine, type CaptureRecord } from '../capture-record.js';
+import { discoverActiveMarkets, lookupMarkets } from './gamma-client.js';
+import { Normalizer, type RowSink, type SeqSource } from '../normalizer.js';
+import type { RecorderOptions } from './options.js';
+import { recorderMetrics, registerRecorderGauges } from './metrics.js';
+import type { MarketRow } from '../../clickhouse/rows.js';
+import { MarketFeed, type SocketEvent } from './market-feed.js';
 
 export interface RecorderStatus {
   /** Frames received (PONG excluded). */
