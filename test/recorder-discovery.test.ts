@@ -131,6 +131,9 @@ describe('--active discovery', () => {
     await waitFor(() => recorder!.status().frames === 3, 'the ticks');
     await recorder.stop();
     expect(recorder.status().sink.stored.markets).toBe(6);
+    // The writer skips a market row identical to the stored one; the recorder does not even produce
+    // it again: 6 market rows and the 2 ticks.
+    expect(recorder.status().rows).toBe(8);
     const ticks = await engine.rows<{ asset_id: string; side: string }>('SELECT asset_id, side FROM ticks ORDER BY asset_id');
     expect(ticks).toEqual([
       { asset_id: '201', side: 'UP' },
