@@ -29,7 +29,11 @@ export class MarketDiscovery {
    * The first discovery, awaited once. When Gamma fails it resolves anyway and keeps asking with
    * backoff: a process embedding the recorder (the API) must not hang on Gamma.
    */
-  async first(attempt = 0): Promise<void> {
+  first(): Promise<void> {
+    return this.discoverOrRetry(0);
+  }
+
+  private async discoverOrRetry(attempt: number): Promise<void> {
     try {
       await this.discover();
     } catch (err) {
@@ -38,7 +42,7 @@ export class MarketDiscovery {
         ? 'Gamma discovery failed: nothing to subscribe to yet; retrying'
         : 'Gamma metadata unavailable: ticks are labelled UNKNOWN until it answers; retrying';
       log.warn(msg, { error: errorText(err), retry_in_ms: wait });
-      if (!this.stopped) this.retry = setTimeout(() => void this.first(attempt + 1), wait);
+      if (!this.stopped) this.retry = setTimeout(() => void this.discoverOrRetry(attempt + 1), wait);
     }
   }
 
