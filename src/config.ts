@@ -43,7 +43,7 @@ const schema = z.object({
   DEMO_DATA: optionalFlag,
   /** Ticks in the demo dataset loaded on first start. */
   DEMO_TICKS: z.coerce.number().int().min(1000).max(50_000_000).default(300_000),
-  /** Run the live recorder inside the API process (its settings below; ingest/recorder-config.ts). */
+  /** Run the live recorder inside the API process (its settings below; ingest/recorder/options.ts). */
   RECORDER: flag('0'),
   /** Memory for reconstructed book history (segments), least recently used out; 0 turns the cache off. */
   BOOK_CACHE_MB: z.coerce.number().int().min(0).max(1_048_576).default(256),

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,6 +102,13 @@ describe('generateDemo', () => {
     const other = [...generateDemo({ seed: 43, ticks: TICKS, endMs: END }).frames()];
     expect(other[0]).not.toBe(a[0]);
     expect(other.slice(1, 50)).not.toEqual(a.slice(1, 50));
+  });
+
+  it('keeps the bytes of a seed\'s dataset: a change to the generator that alters the demo data shows here', () => {
+    const frames = createHash('sha256');
+    for (const line of demo.frames()) frames.update(`${line}\n`);
+    expect(frames.digest('hex')).toBe('0309bab35d8342cad4ef98899549825d3cf3bb4f7afec0df6c36fb5134be78b1');
+    expect(createHash('sha256').update(JSON.stringify(demo.gammaMarkets)).digest('hex')).toBe('d0f907abdb8b4895a893b22858e85fc8ec834fc3a140478970771fedf8e5d8ab');
   });
 
   it('writes a Gamma markets file: JSON-encoded outcomes and token ids, real-looking ids and questions', () => {

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { createGunzip, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { FrameArchive } from '../src/ingest/archive.js';
-import { loadRecorderOptions } from '../src/ingest/recorder-config.js';
+import { FrameArchive } from '../src/ingest/recorder/frame-archive.js';
+import { loadRecorderOptions } from '../src/ingest/recorder/options.js';
 import { splitLines } from '../src/clickhouse/lines.js';
 
 describe('recorder options', () => {

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
-import { startRecorder, type Recorder } from '../src/ingest/recorder.js';
+import { startRecorder, type Recorder } from '../src/ingest/recorder/recorder.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { startGammaServer, type GammaServer } from './support/gamma-server.js';
 import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
@@ -90,7 +90,7 @@ describe('--active discovery', () => {
     recorder = await startRecorder(engine, recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: null }));
     expect(recorder.status()).toMatchObject({ assets: 0, sockets: 0 });
     gamma.failWith(null);
-    await waitFor(() => subscribedAssets().length === 2, 'the subscription after Gamma recovered', 5000);
+    await waitFor(() => subscribedAssets().length === 2, 'the subscription after Gamma recovered');
     expect(gamma.requests.length).toBeGreaterThanOrEqual(2);
   });
 
@@ -123,13 +123,17 @@ describe('--active discovery', () => {
       { assets_ids: tokens(2), operation: 'subscribe' },
       { assets_ids: ['301', '302'], operation: 'subscribe' },
     ]);
-    // Unchanged markets are not written again on every refresh.
-    await new Promise((r) => setTimeout(r, 300));
+    // Unchanged markets are not written again on every refresh: let three more refreshes ask.
+    const asked = gamma.requests.length;
+    await waitFor(() => gamma.requests.length >= asked + 3, 'three more refreshes');
     ws.publish(priceChange('201', 1_766_000_000_001));
     ws.publish(priceChange('301', 1_766_000_000_002));
     await waitFor(() => recorder!.status().frames === 3, 'the ticks');
     await recorder.stop();
     expect(recorder.status().sink.stored.markets).toBe(6);
+    // The writer skips a market row identical to the stored one; the recorder does not even produce
+    // it again: 6 market rows and the 2 ticks.
+    expect(recorder.status().rows).toBe(8);
     const ticks = await engine.rows<{ asset_id: string; side: string }>('SELECT asset_id, side FROM ticks ORDER BY asset_id');
     expect(ticks).toEqual([
       { asset_id: '201', side: 'UP' },

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
-import { startRecorder, type Recorder } from '../src/ingest/recorder.js';
+import { startRecorder, type Recorder } from '../src/ingest/recorder/recorder.js';
 import { replayFile } from '../src/ingest/frame-files.js';
 import { metrics } from '../src/metrics.js';
 import { generateFrames } from './support/book-frames.js';
@@ -94,7 +94,8 @@ describe('the server drops the connection mid-stream', () => {
 
 describe('keep-alive', () => {
   it('pings often enough that a server closing silent sockets never closes ours', async () => {
-    ws = await startPolymarketWsServer({ pingTimeoutMs: 200 });
+    // A socket silent for 1 s is closed; ours ping every 50 ms, a margin a loaded machine does not eat.
+    ws = await startPolymarketWsServer({ pingTimeoutMs: 1000 });
     // The server does close a socket that never pings: the check below can fail.
     const silent = new WebSocket(ws.url);
     await new Promise((r) => silent.once('open', r));
@@ -103,14 +104,16 @@ describe('keep-alive', () => {
 
     recorder = await startRecorder(engine, recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: ['1001', '1002', '2001'], assetsPerSocket: 1 }));
     await silentClosed;
-    await new Promise((r) => setTimeout(r, 1000));
+    // 25 PINGs are at least 24 intervals of 50 ms after the first: each of ours outlived a whole
+    // silence timeout. A socket the server closed ends the wait at once.
+    const ours = () => ws.connections.filter((c) => c.id !== 1);
+    await waitFor(() => ours().length === 3 && ours().every((c) => c.pings >= 25 || c.closedBy !== null), 'every socket to outlive the silence timeout');
 
-    const ours = ws.connections.filter((c) => c.id !== 1);
     expect(ws.connections[0].closedBy).toBe('server-silence');
-    expect(ours).toHaveLength(3);
-    for (const c of ours) {
+    expect(ours()).toHaveLength(3);
+    for (const c of ours()) {
       expect(c.closedBy).toBeNull();
-      expect(c.pings).toBeGreaterThanOrEqual(10);
+      expect(c.pings).toBeGreaterThanOrEqual(25);
     }
     expect(recorder.status()).toMatchObject({ reconnects: 0, connected: 3, sockets: 3 });
     // PONG answers are keep-alive, not frames.
@@ -120,11 +123,11 @@ describe('keep-alive', () => {
 
   it('replaces a socket on which the server went silent', async () => {
     ws = await startPolymarketWsServer();
-    recorder = await startRecorder(engine, recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: ['1001'], staleAfterMs: 300 }));
+    // Silent for 1 s while PONGs come every 50 ms: only the muted socket can look dead, even on a loaded machine.
+    recorder = await startRecorder(engine, recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: ['1001'], staleAfterMs: 1000 }));
     await waitFor(() => ws.open().length === 1, 'the connection');
-    ws.setAnswering(false);
-    await waitFor(() => ws.connections[0].closedBy === 'client' && ws.connections[1]?.assets.size === 1, 'a replacement socket', 5000);
-    ws.setAnswering(true);
+    ws.mute(1);
+    await waitFor(() => ws.connections[0].closedBy === 'client' && ws.connections[1]?.assets.size === 1, 'a replacement socket');
     expect(JSON.parse(ws.connections[1].received[0]).assets_ids).toEqual(['1001']);
     expect(recorder.status().reconnects).toBe(1);
   });

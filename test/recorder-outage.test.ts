@@ -4,14 +4,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine, QueryOptions, Settings } from '../src/clickhouse/engine.js';
 import { EngineUnavailableError } from '../src/clickhouse/errors.js';
-import { startRecorder } from '../src/ingest/recorder.js';
+import { startRecorder } from '../src/ingest/recorder/recorder.js';
 import { replayFile } from '../src/ingest/frame-files.js';
-import { setLogLevel } from '../src/log.js';
 import { generateFrames } from './support/book-frames.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { startGammaServer, type GammaServer } from './support/gamma-server.js';
 import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
-import { recorderOptions, storedRows, truncateIngestTables, waitFor } from './support/recorder-harness.js';
+import { captureLog, recorderOptions, storedRows, truncateIngestTables, waitFor } from './support/recorder-harness.js';
 
 /**
  * The embedded engine cannot be stopped from outside, so it is wrapped: while `down`, every call
@@ -73,8 +72,7 @@ let engine: Engine;
 let gamma: GammaServer;
 let ws: PolymarketWsServer;
 let dir: string;
-const logLines: Record<string, unknown>[] = [];
-const write = process.stdout.write.bind(process.stdout);
+let log: ReturnType<typeof captureLog>;
 
 beforeAll(async () => {
   te = await createTestEngine();
@@ -83,16 +81,11 @@ beforeAll(async () => {
   ws = await startPolymarketWsServer();
   dir = mkdtempSync(join(tmpdir(), 'tickhouse-outage-'));
   // The recorder's JSON log lines are part of what an operator sees during an outage.
-  setLogLevel('info');
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
-    const text = String(chunk);
-    if (text.startsWith('{"time"')) logLines.push(JSON.parse(text));
-    return write(chunk, ...rest);
-  }) as typeof process.stdout.write;
+  log = captureLog();
 });
 
 afterAll(async () => {
-  process.stdout.write = write;
+  log?.stop();
   await ws?.close();
   await gamma?.close();
   await te?.close();
@@ -112,23 +105,25 @@ describe('ClickHouse unavailable for a while', () => {
     outage.set(true);
     frames.forEach((f) => ws.publish(f));
     await waitFor(() => recorder.status().sink.full && recorder.status().sink.failures >= 3, 'a full buffer and failing inserts');
-    // Reading stopped: frames wait in the socket instead of in memory.
-    await new Promise((r) => setTimeout(r, 300));
+    // Reading stopped: frames wait in the socket instead of in memory, while the recorder goes on
+    // retrying (three more failed inserts: time passed for it, however loaded the machine).
+    const failures = recorder.status().sink.failures;
+    await waitFor(() => recorder.status().sink.failures >= failures + 3, 'three more failed inserts');
     const during = recorder.status();
     // The run's first capture records may have been stored before the outage began.
     expect(during.sink.stored).toMatchObject({ ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0 });
     expect(during.frames).toBeLessThan(ws.sent.filter((f) => f !== 'PONG').length);
     expect(during.sink.pending).toBeGreaterThanOrEqual(1000);
     expect(during.sink.pending).toBeLessThan(3000);
-    expect(logLines.some((l) => l.msg === 'ClickHouse unavailable: rows stay buffered, retrying' && Number(l.pending_rows) > 0)).toBe(true);
-    expect(logLines.some((l) => l.msg === 'recorder buffer full: pausing reading until ClickHouse catches up')).toBe(true);
+    expect(log.lines.some((l) => l.msg === 'ClickHouse unavailable: rows stay buffered, retrying' && Number(l.pending_rows) > 0)).toBe(true);
+    expect(log.lines.some((l) => l.msg === 'recorder buffer full: pausing reading until ClickHouse catches up')).toBe(true);
 
     outage.set(false);
     const sent = ws.sent.filter((f) => f !== 'PONG');
     await waitFor(() => recorder.status().frames === sent.length && recorder.status().sink.pending === 0, 'every frame stored after the outage', 60_000);
     await recorder.stop();
-    expect(logLines.some((l) => l.msg === 'ClickHouse inserts work again: buffered rows are being written')).toBe(true);
-    expect(logLines.some((l) => l.msg === 'recorder buffer has room again: resuming reading')).toBe(true);
+    expect(log.lines.some((l) => l.msg === 'ClickHouse inserts work again: buffered rows are being written')).toBe(true);
+    expect(log.lines.some((l) => l.msg === 'recorder buffer has room again: resuming reading')).toBe(true);
     expect(recorder.status().reconnects).toBe(0);
 
     const recorded = await storedRows(engine);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/frame-files.js';
-import { MarketFeed } from '../src/ingest/ws-client.js';
+import { MarketFeed } from '../src/ingest/recorder/market-feed.js';
 import { generateFrames, type FrameStream } from './support/book-frames.js';
 import { fixturePath } from './support/fixtures.js';
 import { waitFor } from './support/recorder-harness.js';

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedEngine } from '../../src/clickhouse/embedded.js';
 import { runMigrations } from '../../src/clickhouse/migrations.js';
-import { loadRecorderOptions } from '../../src/ingest/recorder-config.js';
-import { startRecorder } from '../../src/ingest/recorder.js';
+import { loadRecorderOptions } from '../../src/ingest/recorder/options.js';
+import { startRecorder } from '../../src/ingest/recorder/recorder.js';
 import { setLogLevel } from '../../src/log.js';
 import { ASSETS } from './recorder-frames.js';
 

@@ -1,4 +1,4 @@
-import { OrderBook } from '../book/index.js';
+import { OrderBook, type BookSide } from '../book/index.js';
 
 /**
  * A seeded, deterministic generator of Polymarket market-channel frames for the demo dataset.
@@ -213,8 +213,8 @@ class Book {
 
   constructor(readonly n: number) {}
 
-  set(isBid: boolean, k: number, size: number): void {
-    this.book.apply(isBid ? 'bid' : 'ask', k / this.n, size);
+  set(side: BookSide, k: number, size: number): void {
+    this.book.apply(side, k / this.n, size);
   }
 
   /** Best bid in grid units (0 when none). */
@@ -227,24 +227,24 @@ class Book {
     return Math.round(this.book.bestAsk() * this.n);
   }
 
-  count(isBid: boolean): number {
-    return this.book.count(isBid ? 'bid' : 'ask');
+  count(side: BookSide): number {
+    return this.book.count(side);
   }
 
   /** Size resting at grid unit k (0 when none, or off the grid). */
-  size(isBid: boolean, k: number): number {
-    return this.book.sizeAt(isBid ? 'bid' : 'ask', k / this.n);
+  size(side: BookSide, k: number): number {
+    return this.book.sizeAt(side, k / this.n);
   }
 
   /** Grid unit of the d-th level from the top of a side (0 = best), or -1 when the side is shorter. */
-  level(isBid: boolean, d: number): number {
-    const l = this.book.levels(isBid ? 'bid' : 'ask', d + 1)[d];
+  level(side: BookSide, d: number): number {
+    const l = this.book.levels(side, d + 1)[d];
     return l ? Math.round(l.price * this.n) : -1;
   }
 
   /** A side's levels as [grid unit, size], best first. */
-  grid(isBid: boolean): [number, number][] {
-    return this.book.levels(isBid ? 'bid' : 'ask').map((l) => [Math.round(l.price * this.n), l.size]);
+  grid(side: BookSide): [number, number][] {
+    return this.book.levels(side).map((l) => [Math.round(l.price * this.n), l.size]);
   }
 }
 
@@ -467,7 +467,8 @@ function initialBook(rng: Rng, m: Market, fair: number): Book {
   const b = new Book(m.n);
   b.spread = 1 + rng.int(3);
   const top = Math.max(1, Math.min(m.n - 1 - b.spread, Math.round(fair - b.spread / 2)));
-  for (const isBid of [true, false]) {
+  for (const side of ['bid', 'ask'] as const) {
+    const isBid = side === 'bid';
     const best = isBid ? top : top + b.spread;
     const room = isBid ? best : m.n - best;
     const want = Math.min(room, 10 + rng.int(31));
@@ -478,12 +479,12 @@ function initialBook(rng: Rng, m: Market, fair: number): Book {
       const extreme = isBid ? k === 1 : k === m.n - 1;
       const restLeft = room - d - 1;
       if (!extreme && (d < contiguous || rng.next() * restLeft < want - 1 - placed)) {
-        b.set(isBid, k, restingSize(rng, m, d));
+        b.set(side, k, restingSize(rng, m, d));
         placed++;
       }
     }
     // Deep liquidity at the extreme tick, as in real captures.
-    b.set(isBid, isBid ? 1 : m.n - 1, restingSize(rng, m, 60));
+    b.set(side, isBid ? 1 : m.n - 1, restingSize(rng, m, 60));
   }
   b.lastTrade = top + (rng.next() < 0.5 ? 0 : b.spread);
   return b;
@@ -500,41 +501,57 @@ function act(ctx: Ctx, m: Market, b: Book, fair: number, prices: Map<number, str
   const r = rng.next();
   if (r < 0.65) {
     // The book chases the fair value: stale quotes get hit or pulled, better ones appear.
-    if (b.bb > wantBid && b.count(true) > 1) return rng.next() < 0.6 ? trade(ctx, m, b, false, true, prices) : change(ctx, m, b, true, b.bb, 0, prices);
-    if (b.ba < wantAsk && b.count(false) > 1) return rng.next() < 0.6 ? trade(ctx, m, b, true, true, prices) : change(ctx, m, b, false, b.ba, 0, prices);
-    if (b.bb < wantBid && b.bb + 1 < b.ba) return change(ctx, m, b, true, b.bb + 1, restingSize(rng, m, 0), prices);
-    if (b.ba > wantAsk && b.ba - 1 > b.bb) return change(ctx, m, b, false, b.ba - 1, restingSize(rng, m, 0), prices);
+    if (b.bb > wantBid && b.count('bid') > 1) {
+      return rng.next() < 0.6 ? trade(ctx, m, b, { hit: 'bid', sweep: true }, prices) : change(ctx, m, b, { side: 'bid', k: b.bb, sizeMicro: 0 }, prices);
+    }
+    if (b.ba < wantAsk && b.count('ask') > 1) {
+      return rng.next() < 0.6 ? trade(ctx, m, b, { hit: 'ask', sweep: true }, prices) : change(ctx, m, b, { side: 'ask', k: b.ba, sizeMicro: 0 }, prices);
+    }
+    if (b.bb < wantBid && b.bb + 1 < b.ba) return change(ctx, m, b, { side: 'bid', k: b.bb + 1, sizeMicro: restingSize(rng, m, 0) }, prices);
+    if (b.ba > wantAsk && b.ba - 1 > b.bb) return change(ctx, m, b, { side: 'ask', k: b.ba - 1, sizeMicro: restingSize(rng, m, 0) }, prices);
   }
   const isBid = rng.next() < 0.5;
-  const count = isBid ? b.count(true) : b.count(false);
+  const side: BookSide = isBid ? 'bid' : 'ask';
+  const count = b.count(side);
   const kind = rng.next();
-  if (kind < 0.3 && count > 1) return trade(ctx, m, b, !isBid, false, prices);
+  if (kind < 0.3 && count > 1) return trade(ctx, m, b, { hit: side, sweep: false }, prices);
   if (kind < 0.42 && count < 40) {
     const best = isBid ? b.bb : b.ba;
     // New orders rest mostly a few ticks behind the top, which keeps the book dense where it trades.
     let away = 1 + Math.min(24, Math.floor(-Math.log(1 - rng.next()) * 6));
-    while (away < 40 && b.size(isBid, isBid ? best - away : best + away) > 0) away++;
+    while (away < 40 && b.size(side, isBid ? best - away : best + away) > 0) away++;
     const k = isBid ? best - away : best + away;
-    if (k > 0 && k < m.n && b.size(isBid, k) === 0) return change(ctx, m, b, isBid, k, restingSize(rng, m, away), prices);
+    if (k > 0 && k < m.n && b.size(side, k) === 0) return change(ctx, m, b, { side, k, sizeMicro: restingSize(rng, m, away) }, prices);
   }
   const depth = Math.min(count - 1, Math.floor(-Math.log(1 - rng.next()) * 3));
-  const k = b.level(isBid, Math.max(0, depth));
-  if (k < 0) return change(ctx, m, b, isBid, isBid ? Math.max(1, Math.min(wantBid, b.ba - 1)) : Math.min(m.n - 1, Math.max(wantAsk, b.bb + 1)), restingSize(rng, m, 0), prices);
+  const k = b.level(side, Math.max(0, depth));
+  if (k < 0) {
+    const top = isBid ? Math.max(1, Math.min(wantBid, b.ba - 1)) : Math.min(m.n - 1, Math.max(wantAsk, b.bb + 1));
+    return change(ctx, m, b, { side, k: top, sizeMicro: restingSize(rng, m, 0) }, prices);
+  }
   const extreme = k === 1 || k === m.n - 1;
-  if (!extreme && depth >= 2 && count > 12 && rng.next() < 0.2) return change(ctx, m, b, isBid, k, 0, prices);
-  const resized = Math.max(MICRO, Math.round((b.size(isBid, k) * Math.exp(0.5 * rng.normal())) / 10_000) * 10_000);
-  return change(ctx, m, b, isBid, k, resized, prices);
+  if (!extreme && depth >= 2 && count > 12 && rng.next() < 0.2) return change(ctx, m, b, { side, k, sizeMicro: 0 }, prices);
+  const resized = Math.max(MICRO, Math.round((b.size(side, k) * Math.exp(0.5 * rng.normal())) / 10_000) * 10_000);
+  return change(ctx, m, b, { side, k, sizeMicro: resized }, prices);
+}
+
+interface TradeOptions {
+  /** The side whose best level the taker order hits: a buyer hits the ask, a seller the bid. */
+  hit: BookSide;
+  /** true: the order takes the whole level; false: 5 shares plus up to 80% of it, at most all. */
+  sweep: boolean;
 }
 
 /** A taker order against the best level of a side: the level shrinks or goes, then the trade prints. */
-function trade(ctx: Ctx, m: Market, b: Book, takerBuys: boolean, sweep: boolean, prices: Map<number, string[]>): number {
+function trade(ctx: Ctx, m: Market, b: Book, { hit, sweep }: TradeOptions, prices: Map<number, string[]>): number {
   const { rng } = ctx;
+  const takerBuys = hit === 'ask';
   const k = takerBuys ? b.ba : b.bb;
-  const resting = b.size(!takerBuys, k);
+  const resting = b.size(hit, k);
   let qty = sweep ? resting : Math.min(resting, 5 * MICRO + Math.round(resting * rng.next() * 0.8));
   if (rng.next() < 0.3 && qty < resting) qty -= rng.int(MICRO);
   const left = resting - qty < MICRO ? 0 : resting - qty;
-  const ticks = change(ctx, m, b, !takerBuys, k, left, prices);
+  const ticks = change(ctx, m, b, { side: hit, k, sizeMicro: left }, prices);
   const filled = resting - left;
   b.lastTrade = k;
   // The print is reported on either outcome: buying the first at p is selling the second at 1 − p.
@@ -545,12 +562,21 @@ function trade(ctx: Ctx, m: Market, b: Book, takerBuys: boolean, sweep: boolean,
   return ticks + 1;
 }
 
+interface LevelChange {
+  /** A side of the first outcome's book; the mirrored change lands on the other side of the second's. */
+  side: BookSide;
+  /** Grid unit of the level. */
+  k: number;
+  /** The level's new size in micro-shares; 0 removes it. */
+  sizeMicro: number;
+}
+
 /** Sets one level of the first outcome's book and emits the current-format mirrored price_change. */
-function change(ctx: Ctx, m: Market, b: Book, isBid: boolean, k: number, sizeMicro: number, prices: Map<number, string[]>): number {
-  b.set(isBid, k, sizeMicro);
+function change(ctx: Ctx, m: Market, b: Book, { side, k, sizeMicro }: LevelChange, prices: Map<number, string[]>): number {
+  b.set(side, k, sizeMicro);
   const px = prices.get(m.n)!;
   const s = size(sizeMicro);
-  const [yesSide, noSide] = isBid ? ['BUY', 'SELL'] : ['SELL', 'BUY'];
+  const [yesSide, noSide] = side === 'bid' ? ['BUY', 'SELL'] : ['SELL', 'BUY'];
   ctx.lines.push(
     `{"market":"${m.conditionId}","price_changes":[` +
       `{"asset_id":"${m.tokens[0]}","price":"${px[k]}","size":"${s}","side":"${yesSide}","hash":"${ctx.rng.hash()}","best_bid":"${px[b.bb]}","best_ask":"${px[b.ba]}"},` +
@@ -568,8 +594,8 @@ function bookJson(ctx: Ctx, m: Market, b: Book, outcome: 0 | 1, prices: Map<numb
   // Best last, as on the wire: the first outcome's bids ascending and asks descending; the mirror's
   // bids are the first outcome's asks at 1 − p, its asks the first outcome's bids.
   const level = (k: number, micro: number) => `{"price":"${px[k]}","size":"${size(micro)}"}`;
-  const firstBids = b.grid(true).reverse();
-  const firstAsks = b.grid(false).reverse();
+  const firstBids = b.grid('bid').reverse();
+  const firstAsks = b.grid('ask').reverse();
   if (outcome === 0) {
     for (const [k, s] of firstBids) bids.push(level(k, s));
     for (const [k, s] of firstAsks) asks.push(level(k, s));

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DEFAULT_CHECKPOINTS, EMPTY_ASK, EMPTY_BID, levelsDiffering, OrderBook, type CheckpointPolicy, type Level } from '../book/index.js';
-import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickEvent, TickRow } from '../clickhouse/rows.js';
+import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
 import { CAPTURE_EVENT_TYPE, parseCaptureRecord } from './capture-record.js';
 import { isRecord, parseNewMarket } from './gamma.js';
 
@@ -94,6 +94,9 @@ interface AssetState {
   /** Event time of the last snapshot. */
   snapshotT: number;
 }
+
+/** A tick as an event gives it: the normalizer adds `seq` and `side` (the outcome label). */
+type TickFields = Omit<TickRow, 'seq' | 'side'>;
 
 interface Change {
   asset: string;
@@ -225,7 +228,8 @@ export class Normalizer {
     const differing = state.grounded ? levelsDiffering(state.book!, book) : -1;
     state.book = book;
     state.grounded = true;
-    const seq = this.emitTick(asset, t, 'book', book.bestBid(), book.bestAsk(), 0, 0, '', state.market);
+    const [best_bid, best_ask] = [book.bestBid(), book.bestAsk()];
+    const seq = this.emitTick({ asset_id: asset, t, event: 'book', best_bid, best_ask, price: 0, size: 0, book_side: '', market: state.market });
     this.emitSnapshot(state, asset, t, seq, 0);
     const verdict = differing < 0 ? 'unchecked' : differing === 0 ? 'verified' : 'drifted';
     this.sink.bookCheck({ asset_id: asset, t, seq, verdict, levels_differing: Math.max(0, differing) });
@@ -274,7 +278,17 @@ export class Normalizer {
     // A book started by price_change alone is not grounded: it may lack levels an earlier file knew.
     const book = (state.book ??= new OrderBook());
     book.apply(c.bid ? 'bid' : 'ask', c.price, c.size);
-    const seq = this.emitTick(c.asset, t, 'price_change', c.bestBid ?? book.bestBid(), c.bestAsk ?? book.bestAsk(), c.price, c.size, c.bid ? 'BUY' : 'SELL', state.market);
+    const seq = this.emitTick({
+      asset_id: c.asset,
+      t,
+      event: 'price_change',
+      best_bid: c.bestBid ?? book.bestBid(),
+      best_ask: c.bestAsk ?? book.bestAsk(),
+      price: c.price,
+      size: c.size,
+      book_side: c.bid ? 'BUY' : 'SELL',
+      market: state.market,
+    });
     if (!state.grounded || this.policy === false) return;
     state.changes++;
     if (state.changes >= this.policy.changes || t - state.snapshotT >= this.policy.ms) this.emitSnapshot(state, c.asset, t, seq, 1);
@@ -292,7 +306,8 @@ export class Normalizer {
     const market = typeof e.market === 'string' ? e.market : (state?.market ?? '');
     // The taker side Polymarket sent, kept for the replay and the CLOB-compatible last trade price.
     const taker = e.side === 'BUY' || e.side === 'SELL' ? e.side : '';
-    this.emitTick(asset, t, 'last_trade_price', book ? book.bestBid() : EMPTY_BID, book ? book.bestAsk() : EMPTY_ASK, price, size, taker, market);
+    const [best_bid, best_ask] = book ? [book.bestBid(), book.bestAsk()] : [EMPTY_BID, EMPTY_ASK];
+    this.emitTick({ asset_id: asset, t, event: 'last_trade_price', best_bid, best_ask, price, size, book_side: taker, market });
   }
 
   private onNewMarket(e: Record<string, unknown>): void {
@@ -302,8 +317,10 @@ export class Normalizer {
     for (const row of rows) this.emitMarket(row);
   }
 
-  private emitTick(asset_id: string, t: number, event: TickEvent, best_bid: number, best_ask: number, price: number, size: number, book_side: TickRow['book_side'], market: string): number {
+  /** Passes a tick on with the next seq and its asset's outcome label as `side`; returns the seq. */
+  private emitTick(tick: TickFields): number {
     const seq = this.seq(this.lineNo, this.itemIndex++);
+    const { asset_id, t, event, best_bid, best_ask, price, size, book_side, market } = tick;
     const side = this.labels.get(asset_id) ?? 'UNKNOWN';
     this.sink.tick({ asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market });
     this.stats.ticks++;

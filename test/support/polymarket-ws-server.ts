@@ -5,8 +5,9 @@ import { WebSocketServer, type WebSocket } from 'ws';
  * A local stand-in for Polymarket's market channel, speaking its wire protocol (docs/INGEST.md §1): takes
  * the subscribe message and live `subscribe` operations, answers with the initial dump (one array of
  * the subscribed assets' books), then delivers published frames to the connections subscribed to
- * their assets; answers the text `PING` with `PONG`. It can drop connections, stop answering, and
- * close any socket that stays silent longer than `pingTimeoutMs` (as the real server does).
+ * their assets; answers the text `PING` with `PONG`. It can drop connections, stop answering on one,
+ * refuse new ones, and close any socket that stays silent longer than `pingTimeoutMs` (as the real
+ * server does).
  */
 export interface WsServerOptions {
   /** Close a connection that sent no `PING` for this long. */
@@ -33,8 +34,8 @@ export interface PolymarketWsServer {
   publish(frame: string | object): number;
   /** Terminates every open connection, as a network failure would. */
   dropAll(): void;
-  /** false: the server keeps sockets open but sends nothing more (no PONG, no frames, no dump). */
-  setAnswering(answering: boolean): void;
+  /** The server keeps that connection open but sends nothing more on it (no PONG, no frames, no dump). */
+  mute(connectionId: number): void;
   /** false: new connections are refused at the upgrade (HTTP 503), as by a server that is down. */
   setAccepting(accepting: boolean): void;
   open(): Connection[];
@@ -49,15 +50,15 @@ export async function startPolymarketWsServer(options: WsServerOptions = {}): Pr
   const sockets = new Map<Connection, WebSocket>();
   const books = new Map<string, Record<string, unknown>>();
   const sent: string[] = [];
-  let answering = true;
+  const muted = new Set<number>();
 
   const send = (ws: WebSocket, text: string) => {
     sent.push(text);
     ws.send(text);
   };
-  const dump = (ws: WebSocket, assets: string[]) => {
+  const dump = (conn: Connection, ws: WebSocket, assets: string[]) => {
     const snapshot = assets.map((a) => books.get(a)).filter((b) => b !== undefined);
-    if (snapshot.length && answering) send(ws, JSON.stringify(snapshot));
+    if (snapshot.length && !muted.has(conn.id)) send(ws, JSON.stringify(snapshot));
   };
 
   wss.on('connection', (ws) => {
@@ -78,7 +79,7 @@ export async function startPolymarketWsServer(options: WsServerOptions = {}): Pr
       if (text === 'PING') {
         conn.pings++;
         lastPing = Date.now();
-        if (answering) ws.send('PONG');
+        if (!muted.has(conn.id)) ws.send('PONG');
         return;
       }
       let msg: { assets_ids?: unknown; type?: unknown; operation?: unknown };
@@ -90,7 +91,7 @@ export async function startPolymarketWsServer(options: WsServerOptions = {}): Pr
       const assets = Array.isArray(msg.assets_ids) ? msg.assets_ids.map(String) : [];
       if (msg.type === 'market' || msg.operation === 'subscribe') {
         assets.forEach((a) => conn.assets.add(a));
-        dump(ws, assets);
+        dump(conn, ws, assets);
       } else if (msg.operation === 'unsubscribe') {
         assets.forEach((a) => conn.assets.delete(a));
       }
@@ -113,9 +114,8 @@ export async function startPolymarketWsServer(options: WsServerOptions = {}): Pr
       const text = typeof frame === 'string' ? frame : JSON.stringify(frame);
       const assets = assetsOf(text);
       let reached = 0;
-      if (!answering) return 0;
       for (const [conn, ws] of sockets) {
-        if (ws.readyState !== ws.OPEN || (assets.length && !assets.some((a) => conn.assets.has(a)))) continue;
+        if (ws.readyState !== ws.OPEN || muted.has(conn.id) || (assets.length && !assets.some((a) => conn.assets.has(a)))) continue;
         send(ws, text);
         reached++;
       }
@@ -127,8 +127,8 @@ export async function startPolymarketWsServer(options: WsServerOptions = {}): Pr
         ws.terminate();
       }
     },
-    setAnswering(on) {
-      answering = on;
+    mute(connectionId) {
+      muted.add(connectionId);
     },
     setAccepting(on) {
       accepting = on;

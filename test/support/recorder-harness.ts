@@ -1,5 +1,6 @@
 import type { Engine } from '../../src/clickhouse/engine.js';
-import { loadRecorderOptions, type RecorderOptions } from '../../src/ingest/recorder-config.js';
+import { loadRecorderOptions, type RecorderOptions } from '../../src/ingest/recorder/options.js';
+import { setLogLevel } from '../../src/log.js';
 
 /** Recorder options for tests: fast pings, backoffs and batches, no status line, no Gamma refresh. */
 export function recorderOptions(overrides: Partial<RecorderOptions> & Pick<RecorderOptions, 'wsUrl' | 'gammaUrl'>): RecorderOptions {
@@ -24,6 +25,27 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, what:
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * The service's JSON log lines from now on (they still reach stdout), at level info: what an
+ * operator sees, and the moments the recorder noticed something. `stop()` ends the capture.
+ */
+export function captureLog(): { lines: Record<string, unknown>[]; stop(): void } {
+  const lines: Record<string, unknown>[] = [];
+  const write = process.stdout.write;
+  setLogLevel('info');
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+    const text = String(chunk);
+    if (text.startsWith('{"time"')) lines.push(JSON.parse(text));
+    return write.call(process.stdout, chunk, ...rest);
+  }) as typeof process.stdout.write;
+  return {
+    lines,
+    stop() {
+      process.stdout.write = write;
+    },
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, parseEnvironment } from '../config.js';
+import { ConfigError, parseEnvironment } from '../../config.js';
 
 /**
  * The recorder's settings: the environment variables of config.ts (for `RECORDER=1` inside the API

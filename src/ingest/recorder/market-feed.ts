@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
-import { log, errorText } from '../log.js';
-import { recorderMetrics } from './recorder-metrics.js';
+import { log, errorText } from '../../log.js';
+import { recorderMetrics } from './metrics.js';
 
 export interface FeedOptions {
   url: string;

@@ -3,7 +3,7 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { log, errorText } from '../log.js';
+import { log, errorText } from '../../log.js';
 
 const gzipAsync = promisify(gzip);
 

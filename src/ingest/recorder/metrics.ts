@@ -1,4 +1,4 @@
-import { metrics } from '../metrics.js';
+import { metrics } from '../../metrics.js';
 
 /**
  * The recorder's series in the process-wide registry: served at /metrics by the API when the
