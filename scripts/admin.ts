@@ -5,7 +5,7 @@ import { runAdminCommand, UsageError } from '../src/admin/commands.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { setLogLevel } from '../src/log.js';
-import { runCli } from './cli.js';
+import { runCli } from '../src/cli.js';
 
 /**
  * `npm run admin -- <command>`: account operations for operators, on Redis (REDIS_URL) or the

@@ -4,7 +4,7 @@ import { createEngine } from '../src/clickhouse/index.js';
 import { runMigrations } from '../src/clickhouse/migrations.js';
 import { loadConfig } from '../src/config.js';
 import { readGammaFile, replayFile, type ReplaySummary } from '../src/ingest/frame-files.js';
-import { runCli } from './cli.js';
+import { runCli } from '../src/cli.js';
 import { errorText } from '../src/log.js';
 
 const USAGE = `Usage: npm run ingest -- replay <file> [--markets <gamma.json>]

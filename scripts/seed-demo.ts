@@ -9,7 +9,7 @@ import { runMigrations } from '../src/clickhouse/migrations.js';
 import { loadConfig } from '../src/config.js';
 import { DEMO_MARKET_LIMIT, generateDemo } from '../src/demo/frames.js';
 import { DEMO_DEFAULT_SEED, DEMO_DEFAULT_TICKS, seedDemo } from '../src/demo/seed.js';
-import { runCli } from './cli.js';
+import { runCli } from '../src/cli.js';
 import { errorText } from '../src/log.js';
 
 const USAGE = `Usage: npm run seed-demo -- [--ticks N] [--seed S] [--days D] [--markets M] [--out file.jsonl[.gz]]

@@ -43,6 +43,7 @@ const runs = [
       'test/interrupted-work.test.ts',
       'test/readme-examples.test.ts',
       'test/shutdown.test.ts',
+      'test/signals.test.ts',
       'test/startup-errors.test.ts',
     ].flatMap((file) => ['--exclude', file]),
   },

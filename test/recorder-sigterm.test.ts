@@ -16,7 +16,8 @@ import { startPolymarketWsServer, type PolymarketWsServer } from './support/poly
 import { storedRows, truncateIngestTables, waitFor } from './support/recorder-harness.js';
 
 /**
- * `npm run record` as a child process against local servers. The data lives behind a ClickHouse
+ * `npm run record` as a child process against local servers: src/record.ts under tsx, as the other
+ * process suites run theirs (npm runs the compiled dist/record.js). The data lives behind a ClickHouse
  * HTTP server in this process, so both processes reach it (chDB allows one process per directory).
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -55,7 +56,7 @@ describe('npm run record', () => {
     const metricsPort = await freePort();
     // Batches only by size or a minute of age: every row is still buffered when SIGTERM comes.
     const args = ['--assets', assets.join(','), '--batch-rows', '1000000', '--batch-age-ms', '60000', '--status-interval', '1', '--metrics-port', String(metricsPort)];
-    child = spawn(process.execPath, ['--import', 'tsx', 'scripts/record.ts', ...args], {
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/record.ts', ...args], {
       cwd: ROOT,
       env: { ...process.env, CLICKHOUSE_URL: clickhouse.url, POLYMARKET_WS_URL: ws.url, GAMMA_URL: gamma.url, RECORDER_PING_INTERVAL_MS: '200', LOG_LEVEL: 'info', DATA_DIR: join(dataDir, 'unused') },
       stdio: ['ignore', 'pipe', 'pipe'],

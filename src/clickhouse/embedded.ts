@@ -3,7 +3,7 @@ import { createReadStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
-import { Session } from 'chdb';
+import { drainPending, Session } from 'chdb';
 import { SESSION_SETTINGS, type Engine, type QueryOptions, type QueryParams, type Settings } from './engine.js';
 import { DataDirLockedError } from './errors.js';
 
@@ -216,11 +216,18 @@ export class EmbeddedEngine implements Engine {
     }
   }
 
+  /**
+   * Resolves once nothing of the engine runs any more. A query in flight cannot be interrupted (see
+   * bytes): it runs on an engine thread until it ends, and so does the teardown of its session,
+   * which chDB defers behind it. Exiting meanwhile (`process.exit` after a drain) crashed the
+   * process (SIGSEGV) or hung it, e.g. with a replay's page read in flight at SIGTERM.
+   */
   async close(): Promise<void> {
     this.closed = true;
     for (const s of this.streams) s.close();
     for (const s of this.idle) s.close();
     this.idle.length = 0;
+    await drainPending();
   }
 
   private async withSession<T>(fn: (s: Session) => Promise<T>): Promise<T> {

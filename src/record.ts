@@ -1,20 +1,20 @@
 import { createServer } from 'node:http';
-import { createEngine } from '../src/clickhouse/index.js';
-import { runMigrations } from '../src/clickhouse/migrations.js';
-import { loadConfig } from '../src/config.js';
-import { loadRecorderOptions, RECORDER_USAGE } from '../src/ingest/recorder/options.js';
-import { startRecorder, type Recorder } from '../src/ingest/recorder/recorder.js';
-import { formatStatusLine } from '../src/ingest/recorder/status.js';
-import { log, setLogLevel } from '../src/log.js';
-import { metrics } from '../src/metrics.js';
+import { createEngine } from './clickhouse/index.js';
+import { runMigrations } from './clickhouse/migrations.js';
+import { loadConfig } from './config.js';
+import { loadRecorderOptions, RECORDER_USAGE } from './ingest/recorder/options.js';
+import { startRecorder, type Recorder } from './ingest/recorder/recorder.js';
+import { formatStatusLine } from './ingest/recorder/status.js';
+import { errorText, log, setLogLevel } from './log.js';
+import { metrics } from './metrics.js';
 import { runCli } from './cli.js';
-import { errorText } from '../src/log.js';
 
 /**
  * `npm run record -- (--assets <id,...> | --active [--max-assets N]) [--archive <dir>] …`: the live
  * recorder as its own process (with a ClickHouse server; the embedded engine allows one process per
  * DATA_DIR, so there run it inside the API with RECORDER=1). SIGINT/SIGTERM: stop reading, store
- * every buffered row, exit 0; a second signal exits at once with code 1.
+ * every buffered row, exit 0; a second signal exits at once with code 1. A process entry like main.ts,
+ * so `npm run record` runs it compiled (dist/record.js) and the signal reaches this process.
  */
 const argv = process.argv.slice(2);
 if (argv.includes('--help') || argv.includes('-h')) {

@@ -1,10 +1,11 @@
-import { DataDirLockedError } from '../src/clickhouse/errors.js';
-import { ConfigError } from '../src/config.js';
-import { errorText } from '../src/log.js';
+import { DataDirLockedError } from './clickhouse/errors.js';
+import { ConfigError } from './config.js';
+import { errorText } from './log.js';
 
 /**
  * Runs a CLI body; known start-up failures (bad configuration, a locked DATA_DIR) end with one
- * clear line on stderr and exit code 1, anything else with its stack.
+ * clear line on stderr and exit code 1, anything else with its stack. Used by the recorder
+ * (src/record.ts) and the CLIs in scripts/.
  */
 export async function runCli(body: () => Promise<void>): Promise<void> {
   try {
