@@ -288,7 +288,7 @@ export const getCandles = <ThrowOnError extends boolean = false>(options: Option
 /**
  * What was recorded for an asset, what is missing and why, and where the rebuilt book drifted from the exchange
  *
- * From the recorder’s capture records and the drift checks made at ingest (TIME-MACHINE.md §4). Times are Unix ms; intervals are from ≤ t < to, clipped to [start, min(end, now)). Day conditions: available (captured all day, no drift), degraded (some gap or drift), missing (nothing captured), unknown (no capture record).
+ * From the recorder’s capture records and the drift checks made at ingest (docs/TIME-MACHINE.md §4). Times are Unix ms; intervals are from ≤ t < to, clipped to [start, min(end, now)). Day conditions: available (captured all day, no drift), degraded (some gap or drift), missing (nothing captured), unknown (no capture record).
  */
 export const getCoverage = <ThrowOnError extends boolean = false>(options: Options<GetCoverageData, ThrowOnError>) => (options.client ?? client).get<GetCoverageResponses, GetCoverageErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -19,7 +19,7 @@ export type Registration = {
 
 export type Error = {
     /**
-     * Plus the members the code carries (API.md §6), e.g. param, plan, earliest_allowed, limit
+     * Plus the members the code carries (docs/API.md §6), e.g. param, plan, earliest_allowed, limit
      */
     detail: {
         error: string;
