@@ -32,8 +32,11 @@ it.each([
   expect(await res.json()).toEqual({
     detail: { error: 'internal_error', message: 'Internal error; quote request_id when reporting it.', request_id: `guard-${kind.split(' ')[0]}` },
   });
-  const logged = output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
-  expect(logged).toContainEqual(expect.objectContaining({ level: 'error', msg: kind, request_id: `guard-${kind.split(' ')[0]}`, error: expect.stringContaining(message) }));
+  // The log line travels on the child's stdout, apart from the answer: wait for it.
+  const logged = () => output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  const wanted = expect.objectContaining({ level: 'error', msg: kind, request_id: `guard-${kind.split(' ')[0]}`, error: expect.stringContaining(message) });
+  for (const started = Date.now(); Date.now() - started < 10_000 && !output.includes(`"msg":"${kind}"`); ) await new Promise((r) => setTimeout(r, 20));
+  expect(logged()).toContainEqual(wanted);
   expect(await (await fetch(`${base}/healthz`)).json()).toEqual({ status: 'ok' });
   expect(child.exitCode).toBeNull();
 });
