@@ -1,11 +1,12 @@
 import { AccountStoreLockedError } from '../src/accounts/embedded-store.js';
 import { AccountNotFoundError, StoreUnavailableError } from '../src/accounts/errors.js';
 import { openAccountStore } from '../src/accounts/index.js';
+import type { AccountStore } from '../src/accounts/store.js';
 import { runAdminCommand, UsageError } from '../src/admin/commands.js';
+import { runCli } from '../src/cli.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { setLogLevel } from '../src/log.js';
-import { runCli } from '../src/cli.js';
 
 /**
  * `npm run admin -- <command>`: account operations for operators, on Redis (REDIS_URL) or the
@@ -14,7 +15,7 @@ import { runCli } from '../src/cli.js';
 await runCli(async () => {
   const config = loadConfig();
   setLogLevel(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
-  let accounts;
+  let accounts: AccountStore;
   try {
     accounts = await openAccountStore(config);
   } catch (err) {
@@ -24,7 +25,7 @@ await runCli(async () => {
   }
   try {
     const result = await runAdminCommand(process.argv.slice(2), { accounts, clock: systemClock, apiKeyPrefix: config.API_KEY_PREFIX });
-    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } catch (err) {
     if (!(err instanceof UsageError || err instanceof StoreUnavailableError || err instanceof AccountNotFoundError)) throw err;
     process.stderr.write(`tickhouse admin: ${err.message}\n`);
@@ -33,4 +34,3 @@ await runCli(async () => {
     await accounts.close();
   }
 });
-

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -23,7 +23,9 @@ const say = (line: string) => process.stderr.write(`${line}\n`);
 
 async function main() {
   const dataset = await ensureDataset(ROOT, say);
-  say(`dataset: ${dataset.ticks.toLocaleString('en-US')} ticks, ${dataset.snapshots.toLocaleString('en-US')} snapshots, ${dataset.assets.length} assets (largest ${dataset.largest.ticks.toLocaleString('en-US')})`);
+  say(
+    `dataset: ${dataset.ticks.toLocaleString('en-US')} ticks, ${dataset.snapshots.toLocaleString('en-US')} snapshots, ${dataset.assets.length} assets (largest ${dataset.largest.ticks.toLocaleString('en-US')})`,
+  );
   const paths = benchPaths(ROOT);
   const apiKey = await unlimitedKey(paths.service);
   const engine = EmbeddedEngine.open(paths.raw, 4);
@@ -41,7 +43,8 @@ async function main() {
       const file = fileURLToPath(new URL(`./bench/${name}.ts`, import.meta.url));
       if (!existsSync(file)) continue;
       const mod = (await import(file)) as Record<string, unknown>;
-      for (const [fn, value] of Object.entries(mod)) if (fn.startsWith('bench') && typeof value === 'function') benches.push([`${name}.${fn}`, value as BenchFn]);
+      for (const [fn, value] of Object.entries(mod))
+        if (fn.startsWith('bench') && typeof value === 'function') benches.push([`${name}.${fn}`, value as BenchFn]);
     }
     // BENCH_ONLY=ticks,auth runs a subset (module names).
     const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
@@ -75,7 +78,17 @@ async function startService(dataDir: string): Promise<{ child: ChildProcess; url
   // BENCH_PROFILE=<dir>: the service writes a V8 CPU profile there when it exits.
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_PROFILE)}`] : [];
   const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(new URL('../src/main.ts', import.meta.url))], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', DEMO_DATA: '0', LOG_LEVEL: 'warn', API_KEY_PREFIX: 'th_', REDIS_URL: '', CLICKHOUSE_URL: '' },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DEMO_DATA: '0',
+      LOG_LEVEL: 'warn',
+      API_KEY_PREFIX: 'th_',
+      REDIS_URL: '',
+      CLICKHOUSE_URL: '',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! });
@@ -101,7 +114,7 @@ function table(rows: BenchRow[]): string {
   const width = Object.fromEntries(cols.map((c) => [c, Math.max(...all.map((r) => r[c].length))])) as Record<(typeof cols)[number], number>;
   const line = (r: BenchRow) => `| ${cols.map((c) => r[c].padEnd(width[c])).join(' | ')} |`;
   const rule = `|${cols.map((c) => '-'.repeat(width[c] + 2)).join('|')}|`;
-  return [line(head), rule, ...rows.map(line)].join('\n') + '\n';
+  return `${[line(head), rule, ...rows.map(line)].join('\n')}\n`;
 }
 
 main().catch((err) => {

@@ -37,9 +37,7 @@ if (compiled.status !== 0) {
 /** Every file under dir, as paths relative to it. */
 function files(dir, base = dir) {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? files(join(dir, e.name), base) : [relative(base, join(dir, e.name))],
-  );
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name), base) : [relative(base, join(dir, e.name))]));
 }
 
 const sources = new Set(files(SRC));

@@ -39,5 +39,7 @@ function whyBroken(root: string, file: string, section?: string, item?: string):
   if (lines.some((l) => new RegExp(`^#+ ${section}\\.${item}[.\\s]`).test(l))) return undefined;
   const end = lines.findIndex((l, i) => i > start && /^#{1,2} /.test(l));
   const body = lines.slice(start + 1, end < 0 ? undefined : end);
-  return body.some((l) => new RegExp(`^${item}\\. `).test(l)) ? undefined : `docs/${file} §${section} has no heading ${section}.${item} nor a list item ${item}.`;
+  return body.some((l) => new RegExp(`^${item}\\. `).test(l))
+    ? undefined
+    : `docs/${file} §${section} has no heading ${section}.${item} nor a list item ${item}.`;
 }

@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { documentText, openApiDocument } from './openapi-document.js';
 import { errorText } from '../src/log.js';
+import { documentText, openApiDocument } from './openapi-document.js';
 
 /**
  * `npm run client:generate`: writes the live OpenAPI document to clients/typescript/openapi.json and
@@ -28,7 +28,10 @@ export function ensureGenerator(): string {
 export function generateClient(documentFile: string, outDir: string): void {
   const bin = ensureGenerator();
   rmSync(outDir, { recursive: true, force: true });
-  const r = spawnSync(bin, ['-i', documentFile, '-o', outDir, '-c', '@hey-api/client-fetch', '--no-log-file', '--silent'], { stdio: 'inherit', cwd: GENERATOR });
+  const r = spawnSync(bin, ['-i', documentFile, '-o', outDir, '-c', '@hey-api/client-fetch', '--no-log-file', '--silent'], {
+    stdio: 'inherit',
+    cwd: GENERATOR,
+  });
   if (r.status !== 0) throw new Error(`openapi-ts exited with ${r.status}`);
 }
 

@@ -106,7 +106,8 @@ function main() {
   for (const { c: component, graph } of found) {
     process.stdout.write(`\ncycle: ${component.join(' <-> ')}\n`);
     for (const from of component) {
-      for (const [to, importers] of graph.get(from)!) if (component.includes(to)) process.stdout.write(`  ${from} -> ${to}: ${[...new Set(importers)].join(', ')}\n`);
+      for (const [to, importers] of graph.get(from)!)
+        if (component.includes(to)) process.stdout.write(`  ${from} -> ${to}: ${[...new Set(importers)].join(', ')}\n`);
     }
   }
   process.exitCode = 1;

@@ -1,10 +1,10 @@
 import { access } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { runCli } from '../src/cli.js';
 import { createEngine } from '../src/clickhouse/index.js';
 import { runMigrations } from '../src/clickhouse/migrations.js';
 import { loadConfig } from '../src/config.js';
-import { readGammaFile, replayFile, type ReplaySummary } from '../src/ingest/frame-files.js';
-import { runCli } from '../src/cli.js';
+import { type ReplaySummary, readGammaFile, replayFile } from '../src/ingest/frame-files.js';
 import { errorText } from '../src/log.js';
 
 const USAGE = `Usage: npm run ingest -- replay <file> [--markets <gamma.json>]

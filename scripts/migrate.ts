@@ -1,5 +1,5 @@
-import { createEngine } from '../src/clickhouse/index.js';
 import { runCli } from '../src/cli.js';
+import { createEngine } from '../src/clickhouse/index.js';
 import { runMigrations } from '../src/clickhouse/migrations.js';
 import { loadConfig } from '../src/config.js';
 

@@ -4,12 +4,12 @@ import { Readable, type Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { createGzip } from 'node:zlib';
+import { runCli } from '../src/cli.js';
 import { createEngine } from '../src/clickhouse/index.js';
 import { runMigrations } from '../src/clickhouse/migrations.js';
 import { loadConfig } from '../src/config.js';
 import { DEMO_MARKET_LIMIT, generateDemo } from '../src/demo/frames.js';
 import { DEMO_DEFAULT_SEED, DEMO_DEFAULT_TICKS, seedDemo } from '../src/demo/seed.js';
-import { runCli } from '../src/cli.js';
 import { errorText } from '../src/log.js';
 
 const USAGE = `Usage: npm run seed-demo -- [--ticks N] [--seed S] [--days D] [--markets M] [--out file.jsonl[.gz]]
@@ -85,7 +85,7 @@ async function writeFrames(out: string, opts: DemoArgs) {
   const started = performance.now();
   const demo = generateDemo(opts);
   const marketsFile = `${out}.markets.json`;
-  await writeFile(marketsFile, JSON.stringify(demo.gammaMarkets, null, 1) + '\n');
+  await writeFile(marketsFile, `${JSON.stringify(demo.gammaMarkets, null, 1)}\n`);
   let frames = 0;
   let bytes = 0;
   let nextProgress = started + 2000;
@@ -93,7 +93,7 @@ async function writeFrames(out: string, opts: DemoArgs) {
   async function* chunks() {
     let chunk = '';
     for (const line of demo.frames()) {
-      chunk += line + '\n';
+      chunk += `${line}\n`;
       frames++;
       if (chunk.length >= 1 << 20) {
         bytes += chunk.length;

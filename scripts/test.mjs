@@ -21,14 +21,21 @@ if (!existsSync('/usr/bin/chromium')) {
   skipped.push('dashboard browser suite: /usr/bin/chromium is not installed (apt-get install chromium)');
 }
 // The Python client's suite needs its package and test extras: pip install './clients/python[test]'.
-const pythonReady = has('python3', ['-c', 'import tickhouse, pytest, polars, schemathesis, mypy, py_clob_client']);
+const pythonReady = has('python3', ['-c', 'import tickhouse, pytest, polars, schemathesis, mypy, py_clob_client, ruff']);
 if (!pythonReady) {
-  if (process.env.TEST_REQUIRE_PYTHON === '1') fail("the Python client's test dependencies are missing but TEST_REQUIRE_PYTHON=1 (pip install './clients/python[test]')");
+  if (process.env.TEST_REQUIRE_PYTHON === '1')
+    fail("the Python client's test dependencies are missing but TEST_REQUIRE_PYTHON=1 (pip install './clients/python[test]')");
   skipped.push("Python client suite (clients/python): python3 with pip install './clients/python[test]' is needed");
 }
 warn(skipped);
 
 const extra = process.argv.slice(2);
+const results = [];
+// One formatter and linter (Biome, biome.jsonc) and the line limit, before any suite: a style
+// failure is reported with the rest, not instead of it.
+console.log('\n=== npm test: lint (biome check, line limit) ===\n');
+const lint = spawnSync('npm', ['run', '--silent', 'lint'], { stdio: 'inherit' });
+results.push({ name: 'lint (npm run lint)', ok: lint.status === 0 });
 const runs = [
   { backend: 'embedded', args: [] },
   // Browser tests exercise the page, and the process-level suites start their own embedded
@@ -48,18 +55,16 @@ const runs = [
     ].flatMap((file) => ['--exclude', file]),
   },
 ];
-const results = [];
 // Each vitest run also writes a JSON report, so the end of the output can name every failed test:
 // a CI log is often read from its tail, hundreds of lines after the failure scrolled past.
 const reports = mkdtempSync(join(tmpdir(), 'tickhouse-test-'));
 for (const run of runs) {
   console.log(`\n=== npm test: TEST_BACKEND=${run.backend} ===\n`);
   const report = join(reports, `${run.backend}.json`);
-  const r = spawnSync(
-    'node_modules/.bin/vitest',
-    ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...run.args, ...extra],
-    { stdio: 'inherit', env: { ...process.env, TEST_BACKEND: run.backend } },
-  );
+  const r = spawnSync('node_modules/.bin/vitest', ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...run.args, ...extra], {
+    stdio: 'inherit',
+    env: { ...process.env, TEST_BACKEND: run.backend },
+  });
   results.push({ name: `TEST_BACKEND=${run.backend}`, ok: r.status === 0, failures: failuresIn(report) });
 }
 rmSync(reports, { recursive: true, force: true });
@@ -69,6 +74,11 @@ if (pythonReady) {
   // errors and skips at the end, where a CI log's tail shows them.
   const r = spawnSync('python3', ['-m', 'pytest', '-q', '-rfEs', '-p', 'no:cacheprovider', 'clients/python/tests'], { stdio: 'inherit' });
   results.push({ name: 'Python client (pytest)', ok: r.status === 0 });
+  // The client's code under one formatter and linter too (ruff, configured in its pyproject.toml).
+  console.log('\n=== npm test: Python client (ruff format --check, ruff check) ===\n');
+  const format = spawnSync('python3', ['-m', 'ruff', 'format', '--check', 'clients/python'], { stdio: 'inherit' });
+  const check = spawnSync('python3', ['-m', 'ruff', 'check', 'clients/python'], { stdio: 'inherit' });
+  results.push({ name: 'Python client (ruff)', ok: format.status === 0 && check.status === 0 });
 }
 warn(skipped);
 for (const r of results) {
@@ -98,7 +108,11 @@ function failuresIn(report) {
     }
     if (!failed.length && file.status === 'failed') {
       lines.push(`✗ ${name} (the file failed outside its tests)`);
-      for (const l of (file.message ?? '').split('\n').filter((l) => l.trim()).slice(0, 6)) lines.push(`    ${l.slice(0, 300)}`);
+      for (const l of (file.message ?? '')
+        .split('\n')
+        .filter((l) => l.trim())
+        .slice(0, 6))
+        lines.push(`    ${l.slice(0, 300)}`);
     }
   }
   return lines;

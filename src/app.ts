@@ -1,6 +1,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { dailyLimit, requireAuth } from './auth/middleware.js';
+import { cachingBookReader } from './book-history/reader.js';
 import { registerDashboard } from './dashboard/serve.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './http/context.js';
@@ -8,7 +9,6 @@ import { ApiError } from './http/errors.js';
 import { accessLog, bearerChallenge, requestId } from './http/middleware.js';
 import { renderError, renderNotFound } from './http/render-error.js';
 import { setLogLevel } from './log.js';
-import { cachingBookReader } from './book-history/reader.js';
 import { ReplayServer } from './replay/server.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';

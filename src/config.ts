@@ -5,14 +5,28 @@ import { z } from 'zod';
  * Every setting the service and its recorder read, in one schema parsed from the environment (README
  * lists them). Durations are milliseconds unless the name says otherwise.
  */
-const flag = (fallback: '0' | '1') => z.enum(['0', '1', 'true', 'false']).default(fallback).transform((v) => v === '1' || v === 'true');
+const flag = (fallback: '0' | '1') =>
+  z
+    .enum(['0', '1', 'true', 'false'])
+    .default(fallback)
+    .transform((v) => v === '1' || v === 'true');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 /** A flag whose default depends on other settings (unset = undefined, decided in loadConfig). */
-const optionalFlag = z.enum(['0', '1', 'true', 'false']).optional().transform((v) => (v === undefined ? undefined : v === '1' || v === 'true'));
+const optionalFlag = z
+  .enum(['0', '1', 'true', 'false'])
+  .optional()
+  .transform((v) => (v === undefined ? undefined : v === '1' || v === 'true'));
 const optionalUrl = z.string().url().optional();
 const assetList = z
   .string()
-  .transform((s) => [...new Set(s.split(',').map((a) => a.trim()).filter(Boolean))])
+  .transform((s) => [
+    ...new Set(
+      s
+        .split(',')
+        .map((a) => a.trim())
+        .filter(Boolean),
+    ),
+  ])
   .pipe(z.array(z.string().regex(/^\d+$/, 'asset ids are decimal token ids')).min(1, 'give at least one asset id'));
 
 const schema = z.object({
@@ -22,15 +36,24 @@ const schema = z.object({
   CLICKHOUSE_URL: optionalUrl,
   CLICKHOUSE_USER: z.string().default('default'),
   CLICKHOUSE_PASSWORD: z.string().default(''),
-  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier').default('default'),
+  CLICKHOUSE_DATABASE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier')
+    .default('default'),
   /** Embedded engine: parallel chDB sessions for queries (streams get their own). */
   ENGINE_SESSIONS: z.coerce.number().int().min(1).max(64).default(4),
   /** One Redis, or with REDIS_CLUSTER=1 seed nodes of a cluster: several, comma-separated, so the client (re)connects through any that answers. */
-  REDIS_URL: z.string().refine((v) => v.split(',').every((u) => /^rediss?:\/\//.test(u.trim())), 'must start with redis:// or rediss://').optional(),
+  REDIS_URL: z
+    .string()
+    .refine((v) => v.split(',').every((u) => /^rediss?:\/\//.test(u.trim())), 'must start with redis:// or rediss://')
+    .optional(),
   /** Redis Cluster: an explicit switch, because the service must start (and answer 503) while no node can be asked what it is. */
   REDIS_CLUSTER: flag('0'),
   PUBLIC_URL: optionalUrl,
-  API_KEY_PREFIX: z.string().regex(/^[a-z0-9]{1,16}_$/, 'must be 1-16 lowercase letters or digits followed by _').default('th_'),
+  API_KEY_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9]{1,16}_$/, 'must be 1-16 lowercase letters or digits followed by _')
+    .default('th_'),
   /** IP of a reverse proxy whose X-Forwarded-For is trusted for the client address. */
   TRUSTED_PROXY: z.string().optional(),
   /** Who takes payments; unset = nowpayments with an API key, else sandbox on the embedded quick start, else none. */
@@ -51,7 +74,10 @@ const schema = z.object({
   SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(600).default(10),
 
   // The live recorder (RECORDER=1, or `npm run record`, whose flags override these).
-  POLYMARKET_WS_URL: z.string().regex(/^wss?:\/\//, 'must start with ws:// or wss://').default('wss://ws-subscriptions-clob.polymarket.com/ws/market'),
+  POLYMARKET_WS_URL: z
+    .string()
+    .regex(/^wss?:\/\//, 'must start with ws:// or wss://')
+    .default('wss://ws-subscriptions-clob.polymarket.com/ws/market'),
   GAMMA_URL: z.string().url().default('https://gamma-api.polymarket.com'),
   RECORDER_ASSETS: assetList.optional(),
   RECORDER_ACTIVE: flag('0'),

@@ -1,9 +1,9 @@
 import type { AccountStore } from './accounts/store.js';
 import type { PaymentProvider } from './billing/provider.js';
+import type { BookReader } from './book-history/port.js';
 import type { Engine } from './clickhouse/engine.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
-import type { BookReader } from './book-history/port.js';
 
 /** Everything the HTTP app needs from outside; main.ts builds it, tests build their own. */
 export interface AppDeps {

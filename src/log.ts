@@ -15,7 +15,7 @@ export function setLogLevel(level: LogLevel) {
 
 function write(level: Exclude<LogLevel, 'silent'>, msg: string, fields?: Record<string, unknown>) {
   if (LEVELS[level] < threshold) return;
-  process.stdout.write(redactKeys(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })) + '\n');
+  process.stdout.write(`${redactKeys(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }))}\n`);
 }
 
 export const log = {

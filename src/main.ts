@@ -3,17 +3,17 @@ import { AccountStoreLockedError } from './accounts/embedded-store.js';
 import { openAccountStore } from './accounts/index.js';
 import { createApp } from './app.js';
 import { createPaymentProvider } from './billing/index.js';
-import { loadRecorderOptions } from './ingest/recorder/options.js';
-import { startRecorder } from './ingest/recorder/recorder.js';
-import { createEngine } from './clickhouse/index.js';
 import { DataDirLockedError } from './clickhouse/errors.js';
+import { createEngine } from './clickhouse/index.js';
 import { runMigrations } from './clickhouse/migrations.js';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { loadDemoDataIfEmpty } from './demo/load.js';
 import { gracefulServer } from './http/graceful-server.js';
 import { createHttpServer } from './http/http-server.js';
-import { log, setLogLevel, errorText } from './log.js';
+import { loadRecorderOptions } from './ingest/recorder/options.js';
+import { startRecorder } from './ingest/recorder/recorder.js';
+import { errorText, log, setLogLevel } from './log.js';
 import { guardProcess } from './process-guard.js';
 
 /** What start-up has opened so far: closed again if it fails, so no lock file outlives the process. */
@@ -35,7 +35,8 @@ async function main() {
 
   const payments = createPaymentProvider(config);
   log.info('payment provider', { provider: config.PAYMENTS });
-  if (payments?.name === 'sandbox') log.warn('billing runs in sandbox mode: invoices are paid with a local Pay button, no money moves (set NOWPAYMENTS_API_KEY for real payments)');
+  if (payments?.name === 'sandbox')
+    log.warn('billing runs in sandbox mode: invoices are paid with a local Pay button, no money moves (set NOWPAYMENTS_API_KEY for real payments)');
   if (!payments) log.warn('payments are off: subscribe answers 503 payments_unavailable (set NOWPAYMENTS_API_KEY, or PAYMENTS=sandbox to try billing)');
 
   const deps = { config, engine, accounts, clock: systemClock, payments };

@@ -15,7 +15,10 @@ interface Metric {
 
 export class Counter implements Metric {
   private readonly values = new Map<string, number>();
-  constructor(readonly name: string, readonly help: string) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
   inc(labels: Labels = {}, by = 1) {
     const k = key(labels);
     this.values.set(k, (this.values.get(k) ?? 0) + by);
@@ -32,7 +35,11 @@ export class Counter implements Metric {
 
 /** A value read when scraped (buffer sizes, connected sockets). */
 export class Gauge implements Metric {
-  constructor(readonly name: string, readonly help: string, private readonly read: () => number) {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly read: () => number,
+  ) {}
   render() {
     return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`, `${this.name} ${this.read()}`].join('\n');
   }
@@ -78,7 +85,7 @@ export class Registry {
     this.metrics.set(name, new Gauge(name, help, read));
   }
   render() {
-    return [...this.metrics.values()].map((m) => m.render()).join('\n') + '\n';
+    return `${[...this.metrics.values()].map((m) => m.render()).join('\n')}\n`;
   }
   private add(name: string, make: () => Metric) {
     let m = this.metrics.get(name);

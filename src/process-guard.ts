@@ -1,5 +1,5 @@
 import { currentRequestScope } from './http/request-scope.js';
-import { log, errorText } from './log.js';
+import { errorText, log } from './log.js';
 import { metrics } from './metrics.js';
 
 const uncaught = metrics.counter('tickhouse_uncaught_errors_total', 'Errors nothing caught (logged and answered, never fatal), by kind');

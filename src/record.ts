@@ -1,13 +1,13 @@
 import { createServer } from 'node:http';
+import { runCli } from './cli.js';
 import { createEngine } from './clickhouse/index.js';
 import { runMigrations } from './clickhouse/migrations.js';
 import { loadConfig } from './config.js';
 import { loadRecorderOptions, RECORDER_USAGE } from './ingest/recorder/options.js';
-import { startRecorder, type Recorder } from './ingest/recorder/recorder.js';
+import { type Recorder, startRecorder } from './ingest/recorder/recorder.js';
 import { formatStatusLine } from './ingest/recorder/status.js';
 import { errorText, log, setLogLevel } from './log.js';
 import { metrics } from './metrics.js';
-import { runCli } from './cli.js';
 
 /**
  * `npm run record -- (--assets <id,...> | --active [--max-assets N]) [--archive <dir>] …`: the live

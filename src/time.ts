@@ -28,7 +28,7 @@ export function nextUtcMidnight(ms: number): number {
  * whole seconds by construction (see `wholeSecondAtOrAfter`), so nothing is lost.
  */
 export function isoUtc(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 19) + '+00:00';
+  return `${new Date(ms).toISOString().slice(0, 19)}+00:00`;
 }
 
 /** Plan expiries are kept in whole seconds (rounded up: the buyer never loses time) so they print exactly. */

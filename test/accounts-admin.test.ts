@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { runAdminCommand, UsageError } from '../src/admin/commands.js';
-import { printDemoKeyOnFirstStart } from '../src/demo/demo-key.js';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { openEmbeddedTestStore, openRedisTestStore, REDIS_SKIP, redisUrl, titled, type TestStore } from './support/account-stores.js';
+import { printDemoKeyOnFirstStart } from '../src/demo/demo-key.js';
 import { startAccountApp } from './support/account-app.js';
+import { openEmbeddedTestStore, openRedisTestStore, REDIS_SKIP, redisUrl, type TestStore, titled } from './support/account-stores.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 const NOW = Date.UTC(2026, 5, 24, 15, 30, 0, 250);
@@ -50,7 +50,11 @@ describe('admin commands', () => {
     expect(await run('show', api_key as string)).toEqual(account);
     expect(await run('show', account.id as string)).toEqual(account);
 
-    expect(await run('set-plan', account.id as string, 'unlimited', '--days', '3')).toMatchObject({ plan: 'unlimited', plan_expires_at: '2026-06-27T15:30:01+00:00', rate_limit_daily: 500000 });
+    expect(await run('set-plan', account.id as string, 'unlimited', '--days', '3')).toMatchObject({
+      plan: 'unlimited',
+      plan_expires_at: '2026-06-27T15:30:01+00:00',
+      rate_limit_daily: 500000,
+    });
     expect(await run('set-plan', api_key as string, 'daily')).toMatchObject({ plan: 'daily', plan_expires_at: '2026-06-25T15:30:01+00:00' });
     expect(await run('set-plan', api_key as string, 'free')).toMatchObject({ plan: 'free', plan_active: true, plan_expires_at: null });
     expect(await run('create-account')).toMatchObject({ plan: 'free', email: null, plan_expires_at: null });
@@ -77,7 +81,8 @@ describe('admin commands', () => {
   });
 });
 
-const admin = (env: NodeJS.ProcessEnv, argv: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...argv], { env, encoding: 'utf8' });
+const admin = (env: NodeJS.ProcessEnv, argv: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...argv], { env, encoding: 'utf8' });
 
 describe('npm run admin', () => {
   it('runs against the embedded store named by DATA_DIR', () => {

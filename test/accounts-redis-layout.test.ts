@@ -6,7 +6,7 @@ import type { AccountStore } from '../src/accounts/store.js';
 import type { Invoice } from '../src/accounts/types.js';
 import { hashApiKey } from '../src/auth/keys.js';
 import { log } from '../src/log.js';
-import { openRawRedis, REDIS_VARIANTS, titled, type TestStore } from './support/account-stores.js';
+import { openRawRedis, REDIS_VARIANTS, type TestStore, titled } from './support/account-stores.js';
 
 /**
  * What the Redis store writes, on one Redis and on the local Redis Cluster: every key an account
@@ -18,7 +18,17 @@ const T0 = Date.UTC(2026, 5, 24, 12, 0, 0);
 const freshHash = () => hashApiKey(`th_live_${randomUUID()}`);
 
 function invoice(accountId: string, paymentId: string): Invoice {
-  return { payment_id: paymentId, account_id: accountId, plan: 'monthly', amount_usd: 59.9, order_id: paymentId, status: 'waiting', created_at: T0, updated_at: T0, paid_at: null };
+  return {
+    payment_id: paymentId,
+    account_id: accountId,
+    plan: 'monthly',
+    amount_usd: 59.9,
+    order_id: paymentId,
+    status: 'waiting',
+    created_at: T0,
+    updated_at: T0,
+    paid_at: null,
+  };
 }
 
 for (const variant of REDIS_VARIANTS) {
@@ -54,7 +64,15 @@ for (const variant of REDIS_VARIANTS) {
       expect(await store.listInvoices(a.id, 10)).toHaveLength(2);
 
       const tag = `${p}{acct:${a.id}}`;
-      const owned = [tag, `${tag}:applied`, `${tag}:day:2026-06-24`, `${tag}:day:2026-06-25`, `${tag}:invoice:${open}`, `${tag}:invoice:${paid}`, `${tag}:invoices`];
+      const owned = [
+        tag,
+        `${tag}:applied`,
+        `${tag}:day:2026-06-24`,
+        `${tag}:day:2026-06-25`,
+        `${tag}:invoice:${open}`,
+        `${tag}:invoice:${paid}`,
+        `${tag}:invoices`,
+      ];
       const indexes = [`${p}apikey:${newHash}`, `${p}payment:${open}`, `${p}payment:${paid}`];
       expect((await raw.keys(`${p}*`)).sort()).toEqual([...owned, ...indexes, `${p}accounts:count`].sort());
       for (const index of indexes) expect(await raw.client.get(index)).toBe(a.id);
@@ -109,7 +127,8 @@ for (const variant of REDIS_VARIANTS) {
 
     it('a regeneration whose new index entry cannot be written fails and changes nothing', async () => {
       // A Redis user that may only read the key index: the first step of a regeneration fails.
-      for (const server of raw.masters()) await server.acl('SETUSER', 'tickhouse-noindex', 'on', '>noindex', 'resetkeys', '%R~*apikey:*', '~*{acct:*', '&*', '+@all');
+      for (const server of raw.masters())
+        await server.acl('SETUSER', 'tickhouse-noindex', 'on', '>noindex', 'resetkeys', '%R~*apikey:*', '~*{acct:*', '&*', '+@all');
       const url = variant.redisUrl!.replaceAll('redis://', 'redis://tickhouse-noindex:noindex@');
       const limited = await openRedisStore(url, { keyPrefix: p, cluster: variant.redisCluster });
       try {

@@ -1,8 +1,8 @@
-import { serve, type ServerType } from '@hono/node-server';
+import { type ServerType, serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
+import { type AccountApp, startAccountApp } from './support/account-app.js';
 import { describeEachStore } from './support/account-stores.js';
-import { startAccountApp, type AccountApp } from './support/account-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 const NOW = Date.UTC(2026, 5, 24, 15, 30, 0);
@@ -49,7 +49,16 @@ describeEachStore('POST /v1/register and GET /v1/me on the %s store', ({ redisUr
       const me = await meRes.json();
       expect(Object.keys(me)).toEqual(['success', 'data']);
       expect(Object.keys(me.data)).toEqual(['id', 'email', 'plan', 'plan_active', 'plan_expires_at', 'data_access_days', 'rate_limit_daily', 'requests_today']);
-      expect(me.data).toEqual({ id: me.data.id, email, plan: 'free', plan_active: true, plan_expires_at: null, data_access_days: 0, rate_limit_daily: 100, requests_today: 0 });
+      expect(me.data).toEqual({
+        id: me.data.id,
+        email,
+        plan: 'free',
+        plan_active: true,
+        plan_expires_at: null,
+        data_access_days: 0,
+        rate_limit_daily: 100,
+        requests_today: 0,
+      });
       expect(me.data.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       clock.advance(3_600_000);
     }
@@ -78,7 +87,9 @@ describeEachStore('POST /v1/register and GET /v1/me on the %s store', ({ redisUr
     for (let i = 0; i < 20; i++) expect((await register(t)).status).toBe(201);
     const refused = await register(t);
     expect(refused.status).toBe(429);
-    expect(await refused.json()).toEqual({ detail: { error: 'too_many_registrations', message: 'Too many registrations from this address: at most 20 per hour.', limit: 20 } });
+    expect(await refused.json()).toEqual({
+      detail: { error: 'too_many_registrations', message: 'Too many registrations from this address: at most 20 per hour.', limit: 20 },
+    });
     expect(refused.headers.get('retry-after')).toBe(String(45 * 60));
     clock.set(Date.UTC(2026, 5, 25, 10, 0, 0));
     expect((await register(t)).status).toBe(201);
@@ -94,7 +105,13 @@ describe('client IP behind a trusted proxy', () => {
     const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     const post = (forwardedFor?: string) =>
       fetch(`${base}/v1/register`, { method: 'POST', headers: forwardedFor ? { 'X-Forwarded-For': forwardedFor } : {} }).then((r) => r.status);
-    return { post, close: async () => { await new Promise((r) => server.close(r)); await t.close(); } };
+    return {
+      post,
+      close: async () => {
+        await new Promise((r) => server.close(r));
+        await t.close();
+      },
+    };
   }
 
   it('uses the first X-Forwarded-For entry only when the socket peer is TRUSTED_PROXY', async () => {
@@ -129,7 +146,14 @@ describe('OpenAPI', () => {
       expect(doc.paths['/v1/me'].get.security).toEqual([{ bearer: [] }]);
       expect(doc.paths['/v1/me'].get.responses['200'].content['application/json'].schema.properties.data).toEqual({ $ref: '#/components/schemas/Account' });
       expect(Object.keys(doc.components.schemas.Account.properties)).toEqual([
-        'id', 'email', 'plan', 'plan_active', 'plan_expires_at', 'data_access_days', 'rate_limit_daily', 'requests_today',
+        'id',
+        'email',
+        'plan',
+        'plan_active',
+        'plan_expires_at',
+        'data_access_days',
+        'rate_limit_daily',
+        'requests_today',
       ]);
       expect(doc.paths['/v1/keys/regenerate'].post.security).toEqual([{ bearer: [] }]);
     } finally {

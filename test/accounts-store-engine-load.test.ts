@@ -19,9 +19,7 @@ it('account writes and counter flushes do not wait for engine queries holding ev
   const sessions = Array.from({ length: 4 }, () => new Session(join(dir, 'engine')));
   let queriesDone = 0;
   // Four ~9 s queries: as many as libuv's default pool has threads (UV_THREADPOOL_SIZE is unset here).
-  const busy = sessions.map((s) =>
-    s.queryAsync('SELECT sleepEachRow(0.3) FROM numbers(30) SETTINGS max_block_size = 1 FORMAT Null').then(() => queriesDone++),
-  );
+  const busy = sessions.map((s) => s.queryAsync('SELECT sleepEachRow(0.3) FROM numbers(30) SETTINGS max_block_size = 1 FORMAT Null').then(() => queriesDone++));
   const account = await store.createAccount({ email: null, keyHash: 'k'.repeat(64), plan: 'free', plan_expires_at: null, now: Date.UTC(2026, 10, 26) });
   expect(queriesDone).toBe(0);
   await store.consumeDaily(account.id, '2026-11-26', 100);

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '../src/accounts/embedded-store.js';
 import { hashApiKey } from '../src/auth/keys.js';
 import { ManualClock } from '../src/clock.js';
+import { type AccountApp, startAccountApp } from './support/account-app.js';
 import { REDIS_VARIANTS } from './support/account-stores.js';
-import { startAccountApp, type AccountApp } from './support/account-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { breakAccountWrites } from './support/write-faults.js';
 
@@ -80,7 +80,9 @@ describe.each(['ENOSPC', 'EACCES'] as const)('writes fail with %s', (errno) => {
     const { id, key } = await t.newAccount();
     const invoicesBefore = onDisk().invoices.length;
     await whileBroken(async () => {
-      expect(await read(await t.call(key, '/v1/billing/subscribe', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"plan":"monthly"}' }))).toEqual([503, UNAVAILABLE]);
+      expect(
+        await read(await t.call(key, '/v1/billing/subscribe', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"plan":"monthly"}' })),
+      ).toEqual([503, UNAVAILABLE]);
     });
     expect(await t.accounts.listInvoices(id, 10)).toEqual([]);
     await t.newAccount();
@@ -124,7 +126,15 @@ describe.each(REGENERATION_STORES)('20 concurrent regenerations with one key on 
     const won = answers.filter(([status]) => status === 200);
     expect(won).toHaveLength(1);
     expect(answers.filter(([status]) => status === 401)).toEqual(
-      Array(19).fill([401, { detail: { error: 'invalid_api_key', message: 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).' } }]),
+      Array(19).fill([
+        401,
+        {
+          detail: {
+            error: 'invalid_api_key',
+            message: 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).',
+          },
+        },
+      ]),
     );
     expect(responses.filter((res) => res.status === 401).every((res) => res.headers.get('WWW-Authenticate') === 'Bearer')).toBe(true);
     const newKey = (won[0][1] as { data: { api_key: string } }).data.api_key;

@@ -12,7 +12,17 @@ import { describeEachStore, openEmbeddedTestStore, type TestStore } from './supp
 const T0 = Date.UTC(2026, 5, 24, 12, 0, 0);
 
 function invoice(accountId: string, paymentId: string, createdAt: number): Invoice {
-  return { payment_id: paymentId, account_id: accountId, plan: 'monthly', amount_usd: 59.9, order_id: paymentId, status: 'waiting', created_at: createdAt, updated_at: createdAt, paid_at: null };
+  return {
+    payment_id: paymentId,
+    account_id: accountId,
+    plan: 'monthly',
+    amount_usd: 59.9,
+    order_id: paymentId,
+    status: 'waiting',
+    created_at: createdAt,
+    updated_at: createdAt,
+    paid_at: null,
+  };
 }
 
 describeEachStore('AccountStore contract: %s', ({ open }) => {
@@ -115,7 +125,12 @@ describeEachStore('AccountStore contract: %s', ({ open }) => {
 
     const results = await Promise.all(Array.from({ length: 50 }, () => store.consumeDaily(a.id, '2026-06-25', 20)));
     expect(results.filter((r) => r.allowed)).toHaveLength(20);
-    expect(results.filter((r) => r.allowed).map((r) => r.count).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(
+      results
+        .filter((r) => r.allowed)
+        .map((r) => r.count)
+        .sort((x, y) => x - y),
+    ).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     expect(await store.getDaily(a.id, '2026-06-25')).toBe(20);
   });
 
@@ -150,7 +165,12 @@ describeEachStore('AccountStore contract: %s', ({ open }) => {
 
   it('applies a paid invoice exactly once, also under concurrency; each of several invoices extends the last', async () => {
     const a = await create();
-    const paid = (paymentId: string, at: number) => store.applyPaidInvoice({ payment_id: paymentId, account_id: a.id, plan: 'monthly' }, at, (acc) => (acc.plan === 'monthly' ? acc.plan_expires_at! : at) + 1000);
+    const paid = (paymentId: string, at: number) =>
+      store.applyPaidInvoice(
+        { payment_id: paymentId, account_id: a.id, plan: 'monthly' },
+        at,
+        (acc) => (acc.plan === 'monthly' ? acc.plan_expires_at! : at) + 1000,
+      );
     await store.createInvoice(invoice(a.id, `${a.id}-claim`, T0));
     const outcomes = await Promise.all(Array.from({ length: 10 }, () => paid(`${a.id}-claim`, T0 + 5)));
     const applied = { applied: true, account: { ...a, plan: 'monthly', plan_expires_at: T0 + 1005 } };
@@ -163,7 +183,10 @@ describeEachStore('AccountStore contract: %s', ({ open }) => {
     const ten = await Promise.all(Array.from({ length: 10 }, (_, i) => paid(`${a.id}-renew-${i}`, T0 + 5)));
     expect(ten.every((o) => o.applied)).toBe(true);
     expect((await store.getAccount(a.id))!.plan_expires_at).toBe(T0 + 1005 + 10 * 1000);
-    expect(await store.applyPaidInvoice({ payment_id: 'p-x', account_id: '00000000-0000-4000-8000-000000000000', plan: 'daily' }, T0, () => T0)).toEqual({ applied: false, reason: 'no_account' });
+    expect(await store.applyPaidInvoice({ payment_id: 'p-x', account_id: '00000000-0000-4000-8000-000000000000', plan: 'daily' }, T0, () => T0)).toEqual({
+      applied: false,
+      reason: 'no_account',
+    });
   });
 
   it('keeps accounts, keys, counters and invoices across a restart', async () => {
@@ -179,7 +202,10 @@ describeEachStore('AccountStore contract: %s', ({ open }) => {
     expect(await store.getDaily(a.id, '2026-06-24')).toBe(2);
     expect(await store.incrementRegistrations('10.9.9.9', '2026-06-24T12')).toBe(2);
     expect(await store.getInvoice(`${a.id}-p`)).toEqual({ ...invoice(a.id, `${a.id}-p`, T0), paid_at: T0 + 2 });
-    expect(await store.applyPaidInvoice({ payment_id: `${a.id}-p`, account_id: a.id, plan: 'daily' }, T0 + 3, () => T0 + 9)).toEqual({ applied: false, reason: 'already_applied' });
+    expect(await store.applyPaidInvoice({ payment_id: `${a.id}-p`, account_id: a.id, plan: 'daily' }, T0 + 3, () => T0 + 9)).toEqual({
+      applied: false,
+      reason: 'already_applied',
+    });
   });
 });
 

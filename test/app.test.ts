@@ -127,7 +127,17 @@ describe('daily counter wiring', () => {
     const key = generateApiKey('th_');
     const account = await deps.accounts.createAccount({ email: null, keyHash: hashApiKey(key), plan: 'free', plan_expires_at: null, now: deps.clock.now() });
     const today = new Date(deps.clock.now()).toISOString().slice(0, 10);
-    const paths = ['/v1/orderbook', '/v1/orderbook/range', '/v1/ticks', '/v1/ticks/export', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price', '/v1/coverage'];
+    const paths = [
+      '/v1/orderbook',
+      '/v1/orderbook/range',
+      '/v1/ticks',
+      '/v1/ticks/export',
+      '/v1/ohlcv',
+      '/v1/price',
+      '/v1/prices-history',
+      '/v1/execution-price',
+      '/v1/coverage',
+    ];
     for (const [i, path] of paths.entries()) {
       // No asset_id: a 400, which counts like any outcome but a 429.
       const res = await app.request(path, { headers: { Authorization: `Bearer ${key}` } });
@@ -150,7 +160,9 @@ describe('configuration', () => {
   it('parses defaults', () => {
     const c = loadConfig({});
     expect([c.PORT, c.HOST, c.API_KEY_PREFIX, c.DEMO_DATA, c.LOG_LEVEL, c.publicUrl]).toEqual([8080, '0.0.0.0', 'th_', true, 'info', 'http://localhost:8080']);
-    expect(() => loadConfig({ REDIS_URL: 'localhost:6379' })).toThrow('Invalid configuration: REDIS_URL="localhost:6379": must start with redis:// or rediss://');
+    expect(() => loadConfig({ REDIS_URL: 'localhost:6379' })).toThrow(
+      'Invalid configuration: REDIS_URL="localhost:6379": must start with redis:// or rediss://',
+    );
   });
 
   it('takes a list of Redis URLs only as the seeds of a Redis Cluster', () => {
@@ -158,7 +170,11 @@ describe('configuration', () => {
     expect(loadConfig({ REDIS_URL: seeds, REDIS_CLUSTER: '1' })).toMatchObject({ REDIS_URL: seeds, REDIS_CLUSTER: true });
     expect(loadConfig({ REDIS_URL: 'redis://h1:7000', REDIS_CLUSTER: '1' })).toMatchObject({ REDIS_CLUSTER: true });
     expect(loadConfig({ REDIS_URL: 'redis://h1:6379' })).toMatchObject({ REDIS_CLUSTER: false });
-    expect(() => loadConfig({ REDIS_URL: seeds })).toThrow('Invalid configuration: REDIS_URL lists several URLs, which only a Redis Cluster takes (REDIS_CLUSTER=1)');
-    expect(() => loadConfig({ REDIS_URL: 'redis://h1:7000,h2:7000', REDIS_CLUSTER: '1' })).toThrow('Invalid configuration: REDIS_URL="redis://h1:7000,h2:7000": must start with redis:// or rediss://');
+    expect(() => loadConfig({ REDIS_URL: seeds })).toThrow(
+      'Invalid configuration: REDIS_URL lists several URLs, which only a Redis Cluster takes (REDIS_CLUSTER=1)',
+    );
+    expect(() => loadConfig({ REDIS_URL: 'redis://h1:7000,h2:7000', REDIS_CLUSTER: '1' })).toThrow(
+      'Invalid configuration: REDIS_URL="redis://h1:7000,h2:7000": must start with redis:// or rediss://',
+    );
   });
 });

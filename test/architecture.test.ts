@@ -11,7 +11,9 @@ import { cycles, fileGraph, folderGraph, type ImportGraph } from '../scripts/imp
 /** Each cycle of `graph` as its edges, with the files behind them: what a failure prints. */
 const cycleEdges = (graph: ImportGraph) =>
   cycles(graph).map((component) =>
-    component.flatMap((from) => [...graph.get(from)!].filter(([to]) => component.includes(to)).map(([to, files]) => `${from} -> ${to} (${[...new Set(files)].join(', ')})`)),
+    component.flatMap((from) =>
+      [...graph.get(from)!].filter(([to]) => component.includes(to)).map(([to, files]) => `${from} -> ${to} (${[...new Set(files)].join(', ')})`),
+    ),
   );
 
 describe('import graphs of src/', () => {

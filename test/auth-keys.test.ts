@@ -3,13 +3,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey, looksLikeApiKey } from '../src/auth/keys.js';
 import { ManualClock } from '../src/clock.js';
+import { type AccountApp, startAccountApp } from './support/account-app.js';
 import { describeEachStore, openRawRedis } from './support/account-stores.js';
-import { startAccountApp, type AccountApp } from './support/account-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 const NOW = Date.UTC(2026, 5, 24, 15, 30, 0);
 const KEY_SHAPE = /^th_live_[A-Za-z0-9_-]{43}$/;
-const INVALID_KEY = { detail: { error: 'invalid_api_key', message: 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).' } };
+const INVALID_KEY = {
+  detail: { error: 'invalid_api_key', message: 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).' },
+};
 
 let engine: TestEngine;
 beforeAll(async () => {
@@ -98,7 +100,10 @@ describeEachStore('keys on the %s store', ({ kind, redisUrl, redisCluster }) => 
     const raw = await openRawRedis(redisUrl!, redisCluster);
     try {
       const mine = (await raw.keys('*')).filter((k) => k.includes(id));
-      expect(mine.sort()).toEqual([expect.stringMatching(new RegExp(`\\{acct:${id}\\}$`)), expect.stringMatching(new RegExp(`\\{acct:${id}\\}:day:2026-06-24$`))]);
+      expect(mine.sort()).toEqual([
+        expect.stringMatching(new RegExp(`\\{acct:${id}\\}$`)),
+        expect.stringMatching(new RegExp(`\\{acct:${id}\\}:day:2026-06-24$`)),
+      ]);
       const ttl = await raw.client.ttl(mine.find((k) => k.includes(':day:'))!);
       expect(ttl).toBeGreaterThan(86_400);
       expect(ttl).toBeLessThanOrEqual(2 * 86_400);

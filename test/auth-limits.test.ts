@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
+import { type AccountApp, startAccountApp } from './support/account-app.js';
 import { describeEachStore } from './support/account-stores.js';
-import { startAccountApp, type AccountApp } from './support/account-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 const DAY = 86_400_000;
@@ -43,7 +43,9 @@ describeEachStore('daily limit on the %s store', ({ redisUrl, redisCluster }) =>
     }
     const refused = await t.call(key, '/v1/orderbook/__probe');
     expect(refused.status).toBe(429);
-    expect(await refused.json()).toEqual({ detail: { error: 'rate_limit_exceeded', message: 'Daily request limit (100) exceeded.', limit: 100, plan: 'free' } });
+    expect(await refused.json()).toEqual({
+      detail: { error: 'rate_limit_exceeded', message: 'Daily request limit (100) exceeded.', limit: 100, plan: 'free' },
+    });
     expect(refused.headers.get('retry-after')).toBe(String(8.5 * 3600));
     expect(refused.headers.get('x-ratelimit-limit')).toBe('100');
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
@@ -102,15 +104,31 @@ describeEachStore('daily limit on the %s store', ({ redisUrl, redisCluster }) =>
     const paid = await t.call(key, '/v1/orderbook/__probe');
     expect(paid.headers.get('x-ratelimit-limit')).toBe('1000');
     expect(paid.headers.get('x-ratelimit-remaining')).toBe('849');
-    expect(await me(key)).toMatchObject({ plan: 'daily', plan_active: true, plan_expires_at: '2026-06-24T18:00:00+00:00', data_access_days: 7, rate_limit_daily: 1000, requests_today: 151 });
+    expect(await me(key)).toMatchObject({
+      plan: 'daily',
+      plan_active: true,
+      plan_expires_at: '2026-06-24T18:00:00+00:00',
+      data_access_days: 7,
+      rate_limit_daily: 1000,
+      requests_today: 151,
+    });
 
     clock.set(expires - 1);
     expect((await me(key)).plan_active).toBe(true);
     clock.set(expires);
-    expect(await me(key)).toMatchObject({ plan: 'daily', plan_active: false, plan_expires_at: '2026-06-24T18:00:00+00:00', data_access_days: 0, rate_limit_daily: 100, requests_today: 151 });
+    expect(await me(key)).toMatchObject({
+      plan: 'daily',
+      plan_active: false,
+      plan_expires_at: '2026-06-24T18:00:00+00:00',
+      data_access_days: 0,
+      rate_limit_daily: 100,
+      requests_today: 151,
+    });
     const refused = await t.call(key, '/v1/orderbook/__probe');
     expect(refused.status).toBe(429);
-    expect(await refused.json()).toEqual({ detail: { error: 'rate_limit_exceeded', message: 'Daily request limit (100) exceeded.', limit: 100, plan: 'daily' } });
+    expect(await refused.json()).toEqual({
+      detail: { error: 'rate_limit_exceeded', message: 'Daily request limit (100) exceeded.', limit: 100, plan: 'daily' },
+    });
     expect(refused.headers.get('x-ratelimit-limit')).toBe('100');
     expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
   });

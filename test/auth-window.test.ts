@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expiryAfterPurchase } from '../src/accounts/plan-change.js';
-import { isoUtc } from '../src/time.js';
 import { effectivePlan } from '../src/accounts/effective-plan.js';
+import { expiryAfterPurchase } from '../src/accounts/plan-change.js';
 import { earliestAllowed } from '../src/auth/history-window.js';
 import { ManualClock } from '../src/clock.js';
-import { startAccountApp, type AccountApp } from './support/account-app.js';
+import { isoUtc } from '../src/time.js';
+import { type AccountApp, startAccountApp } from './support/account-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 const DAY = 86_400_000;
@@ -105,8 +105,18 @@ describe('history window', () => {
 describe('expiry and renewal', () => {
   it('effective plan: active until plan_expires_at (exclusive), free never expires', () => {
     expect(effectivePlan({ plan: 'free', plan_expires_at: null }, NOW)).toEqual({ plan: 'free', active: true, data_access_days: 0, rate_limit_daily: 100 });
-    expect(effectivePlan({ plan: 'monthly', plan_expires_at: NOW + 1 }, NOW)).toEqual({ plan: 'monthly', active: true, data_access_days: 30, rate_limit_daily: 50_000 });
-    expect(effectivePlan({ plan: 'monthly', plan_expires_at: NOW }, NOW)).toEqual({ plan: 'monthly', active: false, data_access_days: 0, rate_limit_daily: 100 });
+    expect(effectivePlan({ plan: 'monthly', plan_expires_at: NOW + 1 }, NOW)).toEqual({
+      plan: 'monthly',
+      active: true,
+      data_access_days: 30,
+      rate_limit_daily: 50_000,
+    });
+    expect(effectivePlan({ plan: 'monthly', plan_expires_at: NOW }, NOW)).toEqual({
+      plan: 'monthly',
+      active: false,
+      data_access_days: 0,
+      rate_limit_daily: 100,
+    });
   });
 
   it('paying for the active plan extends from its expiry; another plan or a lapsed one starts now', () => {
@@ -127,9 +137,17 @@ describe('expiry and renewal', () => {
     expect((await me(key)).plan).toBe('free');
     // A paid invoice of plan daily, as the IPN handler applies it.
     const buy = (accountId: string, paymentId: string) =>
-      t.accounts.applyPaidInvoice({ payment_id: paymentId, account_id: accountId, plan: 'daily' }, clock.now(), (a) => expiryAfterPurchase(a, 'daily', clock.now()));
+      t.accounts.applyPaidInvoice({ payment_id: paymentId, account_id: accountId, plan: 'daily' }, clock.now(), (a) =>
+        expiryAfterPurchase(a, 'daily', clock.now()),
+      );
     await buy(id, `${id}-1`);
-    expect(await me(key)).toMatchObject({ plan: 'daily', plan_active: true, plan_expires_at: '2026-06-25T15:30:00+00:00', data_access_days: 7, rate_limit_daily: 1000 });
+    expect(await me(key)).toMatchObject({
+      plan: 'daily',
+      plan_active: true,
+      plan_expires_at: '2026-06-25T15:30:00+00:00',
+      data_access_days: 7,
+      rate_limit_daily: 1000,
+    });
     clock.set(NOW + 3_600_000);
     await buy(id, `${id}-2`);
     expect((await me(key)).plan_expires_at).toBe('2026-06-26T15:30:00+00:00');

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isoUtc } from '../src/time.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
+import { isoUtc } from '../src/time.js';
 import { describeEachStore } from './support/account-stores.js';
-import { startBillingApp, ipnBody, type BillingApp } from './support/billing-app.js';
+import { type BillingApp, ipnBody, startBillingApp } from './support/billing-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
-import { startNowPaymentsServer, type NowPaymentsServer } from './support/nowpayments-server.js';
+import { type NowPaymentsServer, startNowPaymentsServer } from './support/nowpayments-server.js';
 
 /** The issue's end-to-end plan flow, on each account store, with NOWPayments played by a local server. */
 const DAY = 86_400_000;
@@ -49,14 +49,29 @@ describeEachStore('billing end to end (%s store)', ({ redisUrl, redisCluster }) 
     const me = async () => (await json(b.call(key, 'GET', '/v1/me'))).body.data;
     const status = async () => (await json(b.call(key, 'GET', '/v1/billing/status'))).body.data;
 
-    expect(await status()).toEqual({ plan: 'free', active: true, expires_at: null, data_access_days: 0, rate_limit_daily: 100, requests_today: 0, invoices: [] });
+    expect(await status()).toEqual({
+      plan: 'free',
+      active: true,
+      expires_at: null,
+      data_access_days: 0,
+      rate_limit_daily: 100,
+      requests_today: 0,
+      invoices: [],
+    });
 
     const subscribed = await json(b.call(key, 'POST', '/v1/billing/subscribe', { plan: 'monthly' }));
     expect(subscribed.status).toBe(200);
     const first = subscribed.body.data;
-    expect(first).toEqual({ invoice_url: `https://nowpayments.io/payment/?iid=${first.payment_id}`, payment_id: expect.stringMatching(/^\d+$/), amount_usd: 59.9, plan: 'monthly' });
+    expect(first).toEqual({
+      invoice_url: `https://nowpayments.io/payment/?iid=${first.payment_id}`,
+      payment_id: expect.stringMatching(/^\d+$/),
+      amount_usd: 59.9,
+      plan: 'monthly',
+    });
     const invoice1 = { payment_id: first.payment_id as string, order_id: lastOrderId(), amount_usd: 59.9 };
-    expect((await status()).invoices).toEqual([{ payment_id: invoice1.payment_id, plan: 'monthly', amount_usd: 59.9, status: 'waiting', created_at: '2026-03-10T12:00:00+00:00' }]);
+    expect((await status()).invoices).toEqual([
+      { payment_id: invoice1.payment_id, plan: 'monthly', amount_usd: 59.9, status: 'waiting', created_at: '2026-03-10T12:00:00+00:00' },
+    ]);
 
     for (const step of ['waiting', 'confirming'] as const) {
       clock.advance(60_000);

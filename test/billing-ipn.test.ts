@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { randomInt } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Invoice } from '../src/accounts/types.js';
 import { signIpn } from '../src/billing/signature.js';
 import { ManualClock } from '../src/clock.js';
 import { describeEachStore } from './support/account-stores.js';
-import { startBillingApp, ipnBody, type BillingApp } from './support/billing-app.js';
+import { type BillingApp, ipnBody, startBillingApp } from './support/billing-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 /** POST /v1/billing/ipn: what is refused, what is recorded, and what never upgrades (docs/BILLING.md). */
@@ -78,7 +78,15 @@ describeEachStore('%s store', ({ redisUrl, redisCluster }) => {
         { ...other, invoice_id: Number(invoice.payment_id) },
         { ...other, order_id: invoice.order_id },
         { ...other, invoice_id: Number(invoice.payment_id), order_id: invoice.order_id },
-        { ...other, invoice_id: Number(invoice.payment_id), order_id: invoice.order_id, price_amount: 59.9, actually_paid: 59.9, pay_amount: 59.9, outcome_amount: 59.9 },
+        {
+          ...other,
+          invoice_id: Number(invoice.payment_id),
+          order_id: invoice.order_id,
+          price_amount: 59.9,
+          actually_paid: 59.9,
+          pay_amount: 59.9,
+          outcome_amount: 59.9,
+        },
         { ...ipnBody(invoice, 'finished'), fee: { ...other.fee, serviceFee: 0.01 } },
       ];
       for (const body of forged) {
@@ -145,7 +153,10 @@ describeEachStore('%s store', ({ redisUrl, redisCluster }) => {
       expect((await b.ipn(ipnBody(invoice, 'finished', { invoice_id: 1 }))).status).toBe(404);
       expect((await b.ipn(ipnBody(invoice, 'finished', { invoice_id: null }))).status).toBe(404);
       const otherOrder = await read(await b.ipn(ipnBody(invoice, 'finished', { order_id: 'th-someone-else' })));
-      expect(otherOrder).toEqual({ status: 404, body: { detail: { message: `No invoice matches invoice_id ${invoice.payment_id} and order_id "th-someone-else".` } } });
+      expect(otherOrder).toEqual({
+        status: 404,
+        body: { detail: { message: `No invoice matches invoice_id ${invoice.payment_id} and order_id "th-someone-else".` } },
+      });
       await unchanged();
     });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { NowPaymentsProvider } from '../src/billing/nowpayments.js';
 import { PaymentProviderError } from '../src/billing/errors.js';
-import { startNowPaymentsServer, type NowPaymentsServer } from './support/nowpayments-server.js';
+import { NowPaymentsProvider } from '../src/billing/nowpayments.js';
+import { type NowPaymentsServer, startNowPaymentsServer } from './support/nowpayments-server.js';
 
 let server: NowPaymentsServer;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signIpn } from '../src/billing/signature.js';
 import { sandboxPaymentIpn } from '../src/billing/sandbox.js';
+import { signIpn } from '../src/billing/signature.js';
 import { ManualClock } from '../src/clock.js';
-import { startBillingApp, type BillingApp } from './support/billing-app.js';
+import { type BillingApp, startBillingApp } from './support/billing-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 /** The sandbox provider (no NOWPayments key, no IPN secret): invoice page, Pay form, upgrade. */
@@ -34,7 +34,12 @@ describe('sandbox provider', () => {
     const subscribed = await read(await b.call(key, 'POST', '/v1/billing/subscribe', { plan: 'monthly' }));
     expect(subscribed.status).toBe(200);
     const { invoice_url, payment_id } = subscribed.body.data;
-    expect(subscribed.body.data).toEqual({ invoice_url: `http://tickhouse.test/sandbox/invoices/${payment_id}`, payment_id, amount_usd: 59.9, plan: 'monthly' });
+    expect(subscribed.body.data).toEqual({
+      invoice_url: `http://tickhouse.test/sandbox/invoices/${payment_id}`,
+      payment_id,
+      amount_usd: 59.9,
+      plan: 'monthly',
+    });
     expect(payment_id).toMatch(/^sandbox_[0-9a-f]{20}$/);
     const path = new URL(invoice_url).pathname;
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NowPaymentsProvider } from '../src/billing/nowpayments.js';
 import { ManualClock } from '../src/clock.js';
-import { startBillingApp, type BillingApp } from './support/billing-app.js';
+import { type BillingApp, startBillingApp } from './support/billing-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
-import { startNowPaymentsServer, type NowPaymentsServer } from './support/nowpayments-server.js';
+import { type NowPaymentsServer, startNowPaymentsServer } from './support/nowpayments-server.js';
 
 /** POST /v1/billing/subscribe with NOWPayments played by a local server: validation and the 502 paths. */
 const clock = new ManualClock(Date.UTC(2026, 5, 1));
@@ -20,7 +20,13 @@ beforeAll(async () => {
     env: { NOWPAYMENTS_API_KEY: nowpayments.apiKey, NOWPAYMENTS_IPN_SECRET: 's', NOWPAYMENTS_BASE_URL: nowpayments.baseUrl },
     // A short time-out so the hanging processor case takes a fraction of a second.
     payments: (config) =>
-      new NowPaymentsProvider({ apiKey: config.NOWPAYMENTS_API_KEY!, ipnSecret: 's', baseUrl: config.NOWPAYMENTS_BASE_URL, publicUrl: config.publicUrl, timeoutMs: 400 }),
+      new NowPaymentsProvider({
+        apiKey: config.NOWPAYMENTS_API_KEY!,
+        ipnSecret: 's',
+        baseUrl: config.NOWPAYMENTS_BASE_URL,
+        publicUrl: config.publicUrl,
+        timeoutMs: 400,
+      }),
   });
 });
 afterAll(async () => {
@@ -47,8 +53,15 @@ describe('POST /v1/billing/subscribe', () => {
     const res = await read(await b.call(key, 'POST', '/v1/billing/subscribe', { plan }));
     expect(res.status).toBe(200);
     const { payment_id } = res.body.data;
-    expect(res.body).toEqual({ success: true, data: { invoice_url: `https://nowpayments.io/payment/?iid=${payment_id}`, payment_id, amount_usd: amount, plan } });
-    expect(nowpayments.calls.at(-1)!.body).toMatchObject({ price_amount: amount, price_currency: 'usd', ipn_callback_url: 'http://tickhouse.test/v1/billing/ipn' });
+    expect(res.body).toEqual({
+      success: true,
+      data: { invoice_url: `https://nowpayments.io/payment/?iid=${payment_id}`, payment_id, amount_usd: amount, plan },
+    });
+    expect(nowpayments.calls.at(-1)!.body).toMatchObject({
+      price_amount: amount,
+      price_currency: 'usd',
+      ipn_callback_url: 'http://tickhouse.test/v1/billing/ipn',
+    });
     expect(await b.accounts.getInvoice(payment_id)).toEqual({
       payment_id,
       account_id: accountId,
@@ -78,12 +91,20 @@ describe('POST /v1/billing/subscribe', () => {
   });
 
   it('rejects a body that is not JSON', async () => {
-    const res = await b.app.request('/v1/billing/subscribe', { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' }, body: '{plan:' });
+    const res = await b.app.request('/v1/billing/subscribe', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+      body: '{plan:',
+    });
     expect(await read(res)).toMatchObject({ status: 400, body: { detail: { error: 'invalid_parameter', param: 'body' } } });
   });
 
   it('rejects JSON sent with another Content-Type with 400, not 500', async () => {
-    const res = await b.app.request('/v1/billing/subscribe', { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'text/plain' }, body: '{"plan":"monthly"}' });
+    const res = await b.app.request('/v1/billing/subscribe', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'text/plain' },
+      body: '{"plan":"monthly"}',
+    });
     expect(await read(res)).toEqual({
       status: 400,
       body: { detail: { error: 'invalid_parameter', message: 'The request body must be JSON sent with Content-Type: application/json.', param: 'body' } },
@@ -120,7 +141,13 @@ describe('POST /v1/billing/subscribe', () => {
     }
     const listed = (await read(await b.call(key, 'GET', '/v1/billing/status'))).body.data.invoices;
     expect(listed.map((i: { payment_id: string }) => i.payment_id)).toEqual(ids.reverse().slice(0, 10));
-    expect(listed[0]).toEqual({ payment_id: ids[0], plan: 'daily', amount_usd: 1, status: 'waiting', created_at: new Date(clock.now()).toISOString().replace('.000Z', '+00:00') });
+    expect(listed[0]).toEqual({
+      payment_id: ids[0],
+      plan: 'daily',
+      amount_usd: 1,
+      status: 'waiting',
+      created_at: new Date(clock.now()).toISOString().replace('.000Z', '+00:00'),
+    });
   });
 });
 

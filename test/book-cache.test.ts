@@ -1,18 +1,18 @@
 import { spawn } from 'node:child_process';
+import { Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { noticeCounter } from '../src/book-history/cache.js';
+import type { BookAt, BookReader } from '../src/book-history/port.js';
+import { cachingBookReader, engineBookReader } from '../src/book-history/reader.js';
 import { EmbeddedEngine } from '../src/clickhouse/embedded.js';
 import type { Engine } from '../src/clickhouse/engine.js';
 import { ServerEngine } from '../src/clickhouse/server.js';
 import { replayLines } from '../src/ingest/frame-files.js';
 import { log } from '../src/log.js';
-import { noticeCounter } from '../src/book-history/cache.js';
-import type { BookAt, BookReader } from '../src/book-history/port.js';
-import { cachingBookReader, engineBookReader } from '../src/book-history/reader.js';
 import { referenceBookAt } from './support/book-events-reference.js';
-import { generateFrames, type FrameStream } from './support/book-frames.js';
+import { type FrameStream, generateFrames } from './support/book-frames.js';
 import { BookModel, type ModelBook } from './support/book-model.js';
 import { createTestEngine, TEST_BACKEND, type TestEngine } from './support/engine.js';
 
@@ -130,7 +130,8 @@ describe('a checkpoint and the change it follows', () => {
     const t1 = START + 1000;
     const row = (t: number, seq: number, kind: string, price: number, size: number, bids: string) =>
       `('${asset}', fromUnixTimestamp64Milli(${t}, 'UTC'), ${seq}, '${kind}', '0xtie', ${price}, ${size}, 'BUY', ${bids}, [])`;
-    const insert = (rows: string[]) => te.engine.command(`INSERT INTO book_events (asset_id, t, seq, kind, market, price, size, book_side, bids, asks) VALUES ${rows.join(', ')}`);
+    const insert = (rows: string[]) =>
+      te.engine.command(`INSERT INTO book_events (asset_id, t, seq, kind, market, price, size, book_side, bids, asks) VALUES ${rows.join(', ')}`);
     await insert([row(t0, 1, 'book', 0, 0, '[(0.5, 10), (0.4, 20)]')]);
     await insert([row(t0 + 10, 2, 'price_change', 0.45, 5, '[]')]);
     await insert([row(t1, 3, 'checkpoint', 0, 0, '[(0.5, 10), (0.45, 5), (0.4, 20), (0.3, 7)]')]);
@@ -140,7 +141,15 @@ describe('a checkpoint and the change it follows', () => {
     for (const at of [t1 + 5, t1, t1 - 1, t0 + 10, t0 + 5, t0, t0 - 1]) {
       expect(view(await cached.at(asset, at)), `@${at}`).toEqual(await referenceBookAt(te.engine, asset, at));
     }
-    expect(view(await cached.at(asset, t0 + 5))).toEqual({ market: '0xtie', timestamp: t0, bids: [{ price: 0.5, size: 10 }, { price: 0.4, size: 20 }], asks: [] });
+    expect(view(await cached.at(asset, t0 + 5))).toEqual({
+      market: '0xtie',
+      timestamp: t0,
+      bids: [
+        { price: 0.5, size: 10 },
+        { price: 0.4, size: 20 },
+      ],
+      asks: [],
+    });
   });
 });
 
@@ -154,7 +163,8 @@ describe('notices touching a segment', () => {
     });
     const count = noticeCounter(spans);
     for (let lo = 0; lo < 1100; lo += 7) {
-      for (const hi of [lo, lo + 1, lo + 13, lo + 200]) expect(count(lo, hi), `[${lo}, ${hi}]`).toBe(spans.filter(([min, max]) => min <= hi && max >= lo).length);
+      for (const hi of [lo, lo + 1, lo + 13, lo + 200])
+        expect(count(lo, hi), `[${lo}, ${hi}]`).toBe(spans.filter(([min, max]) => min <= hi && max >= lo).length);
     }
   });
 });
@@ -171,7 +181,16 @@ describe('late data', () => {
     sql: `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, market, book_side)
           VALUES ({a:String}, fromUnixTimestamp64Milli({t:Int64}, 'UTC'), {seq:UInt64}, 'price_change', 'YES', 0, 1, {p:Float64}, {s:Float64}, {m:String}, 'BUY')`,
     params: { a: asset, t, seq: 2 ** 60, p: price, s: size, m: model.bookAt(asset, t)!.market },
-    frame: JSON.stringify({ event_type: 'price_change', asset_id: asset, market: model.bookAt(asset, t)!.market, timestamp: String(t), hash: 'h', price: String(price), side: 'BUY', size: String(size) }),
+    frame: JSON.stringify({
+      event_type: 'price_change',
+      asset_id: asset,
+      market: model.bookAt(asset, t)!.market,
+      timestamp: String(t),
+      hash: 'h',
+      price: String(price),
+      side: 'BUY',
+      size: String(size),
+    }),
   });
 
   /** A second client of the same data: another embedded engine on the directory, or another HTTP client of the server. */
@@ -209,30 +228,34 @@ describe('late data', () => {
     expect(reader.cache.stats()).toMatchObject({ hits: hits + 1, invalidated: 1 });
   });
 
-  it.skipIf(TEST_BACKEND !== 'http')('a late insert by another process is seen by the next lookup', async () => {
-    const reader = cachingBookReader(te.engine, 64 * 2 ** 20);
-    const asset = stream.assets[1];
-    const at = quietInstant(asset, 0.6);
-    expect(view(await reader.at(asset, at))).toEqual(modelView(model.bookAt(asset, at)));
-    const late = lateChange(asset, at - 2, 0.013, 7.25);
-    const script = `
+  it.skipIf(TEST_BACKEND !== 'http')(
+    'a late insert by another process is seen by the next lookup',
+    async () => {
+      const reader = cachingBookReader(te.engine, 64 * 2 ** 20);
+      const asset = stream.assets[1];
+      const at = quietInstant(asset, 0.6);
+      expect(view(await reader.at(asset, at))).toEqual(modelView(model.bookAt(asset, at)));
+      const late = lateChange(asset, at - 2, 0.013, 7.25);
+      const script = `
       import { ServerEngine } from './src/clickhouse/server.js';
       const engine = new ServerEngine({ url: ${JSON.stringify(te.http!.url)}, username: 'default', password: '', database: 'default' });
       await engine.command(${JSON.stringify(late.sql)}, { params: ${JSON.stringify(late.params)} });
       await engine.close();`;
-    // Asynchronously: the loopback ClickHouse server answering the child runs in this process.
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    const status = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    // The only line allowed: clickhouse-js's notice about progress headers.
-    expect(stderr.split('\n').filter((l) => l && !l.includes('send_progress_in_http_headers'))).toEqual([]);
-    expect(status).toBe(0);
-    model.push(late.frame);
-    const after = await reader.at(asset, at);
-    expect(after!.book.sizeAt('bid', 0.013)).toBe(7.25);
-    expect(view(after)).toEqual(modelView(model.bookAt(asset, at)));
-  }, 120_000);
+      // Asynchronously: the loopback ClickHouse server answering the child runs in this process.
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d));
+      const status = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+      // The only line allowed: clickhouse-js's notice about progress headers.
+      expect(stderr.split('\n').filter((l) => l && !l.includes('send_progress_in_http_headers'))).toEqual([]);
+      expect(status).toBe(0);
+      model.push(late.frame);
+      const after = await reader.at(asset, at);
+      expect(after!.book.sizeAt('bid', 0.013)).toBe(7.25);
+      expect(view(after)).toEqual(modelView(model.bookAt(asset, at)));
+    },
+    120_000,
+  );
 });
 
 onEmbedded('memory', () => {
@@ -396,7 +419,13 @@ onEmbedded('fills', () => {
 
   it('a fill that fails is logged, and lookups go on', async () => {
     const failing = Object.create(te.engine) as Engine;
-    failing.stream = () => Readable.from((async function* () { throw new Error('disk on fire'); })());
+    failing.stream = () =>
+      Readable.from(
+        // biome-ignore lint/correctness/useYield: a read that fails before its first row
+        (async function* () {
+          throw new Error('disk on fire');
+        })(),
+      );
     const warn = vi.spyOn(log, 'warn').mockImplementation(() => {});
     try {
       const reader = cachingBookReader(failing, 256 * 2 ** 20);

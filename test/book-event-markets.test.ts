@@ -38,7 +38,11 @@ afterAll(() => te?.close());
 
 async function markets(from: number): Promise<[number, string, number][]> {
   const out: [number, string, number][] = [];
-  for await (const _turn of bookStates(te.engine, { assetId: ASSET, from, to: T0 + 100 }, (s) => void out.push([s.timestamp - T0, s.market, s.book.bestBid()])));
+  for await (const _turn of bookStates(
+    te.engine,
+    { assetId: ASSET, from, to: T0 + 100 },
+    (s) => void out.push([s.timestamp - T0, s.market, s.book.bestBid()]),
+  ));
   return out;
 }
 

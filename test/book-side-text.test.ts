@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OrderBook, type Level } from '../src/book/index.js';
+import { type Level, OrderBook } from '../src/book/index.js';
 import { NO_SEPARATOR, SideText } from '../src/exports/side-text.js';
 
 /**
@@ -58,7 +58,10 @@ describe('SideText', () => {
   }
 
   it('writes what writing every level would, for books changed by the exchange (no separator, and a comma)', () => {
-    for (const [separator, mark] of [[NO_SEPARATOR, ''], [44, ',']] as const) {
+    for (const [separator, mark] of [
+      [NO_SEPARATOR, ''],
+      [44, ','],
+    ] as const) {
       const got = writeRows(rows, separator);
       const wrong = rows.map((levels, r) => [r, expected(levels, mark)] as const).filter(([r, want]) => got[r] !== want);
       expect(wrong.slice(0, 3)).toEqual([]);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/frame-files.js';
-import { startDataApp, type DataApp } from './support/data-app.js';
+import { type DataApp, startDataApp } from './support/data-app.js';
 
 /**
  * The plan's history window (docs/API.md §2) on every route that reads a point-in-time book: the
@@ -18,9 +18,22 @@ const T = '222'; // trades only: D − 1 h and D 10:00 (the last-trade-price pat
 const NONE = '999'; // nothing at all
 
 const frames = [
-  { event_type: 'book', asset_id: A, market: '0xa', timestamp: String(D - 2 * H), hash: 'h', bids: [{ price: '0.40', size: '10' }], asks: [{ price: '0.60', size: '10' }] },
+  {
+    event_type: 'book',
+    asset_id: A,
+    market: '0xa',
+    timestamp: String(D - 2 * H),
+    hash: 'h',
+    bids: [{ price: '0.40', size: '10' }],
+    asks: [{ price: '0.60', size: '10' }],
+  },
   { event_type: 'last_trade_price', asset_id: T, market: '0xt', price: '0.3', side: 'BUY', size: '1', fee_rate_bps: '0', timestamp: String(D - H) },
-  { event_type: 'price_change', market: '0xa', timestamp: String(D + 10 * H), price_changes: [{ asset_id: A, price: '0.45', size: '5', side: 'BUY', hash: 'h', best_bid: '0.45', best_ask: '0.6' }] },
+  {
+    event_type: 'price_change',
+    market: '0xa',
+    timestamp: String(D + 10 * H),
+    price_changes: [{ asset_id: A, price: '0.45', size: '5', side: 'BUY', hash: 'h', best_bid: '0.45', best_ask: '0.6' }],
+  },
   { event_type: 'last_trade_price', asset_id: T, market: '0xt', price: '0.35', side: 'SELL', size: '2', fee_rate_bps: '0', timestamp: String(D + 10 * H) },
 ].map((f) => JSON.stringify(f));
 
@@ -41,15 +54,23 @@ async function send(path: string, init: RequestInit = {}): Promise<Answer> {
   return { status: res.status, body: await res.json() };
 }
 
-const v1 = (path: string, extra = '') => (key: string, asset: string, at: number | null) =>
-  send(`${path}?asset_id=${asset}${at === null ? '' : `&timestamp=${at}`}${extra}`, { headers: { authorization: `Bearer ${key}` } });
+const v1 =
+  (path: string, extra = '') =>
+  (key: string, asset: string, at: number | null) =>
+    send(`${path}?asset_id=${asset}${at === null ? '' : `&timestamp=${at}`}${extra}`, { headers: { authorization: `Bearer ${key}` } });
 const clobBase = (key: string, at: number | null) => `/v1/clob/${key}/at/${at ?? 'latest'}`;
-const clob = (path: string, extra = '') => (key: string, asset: string, at: number | null) => send(`${clobBase(key, at)}/${path}?token_id=${asset}${extra}`);
+const clob =
+  (path: string, extra = '') =>
+  (key: string, asset: string, at: number | null) =>
+    send(`${clobBase(key, at)}/${path}?token_id=${asset}${extra}`);
 const books = (key: string, asset: string, at: number | null) =>
   send(`${clobBase(key, at)}/books`, { method: 'POST', body: JSON.stringify([{ token_id: asset }]), headers: { 'content-type': 'application/json' } });
 
 const MESSAGE = 'Your plan (free) only allows access to the last 0 day(s) of data.';
-const v1Denied = (earliest: string) => ({ status: 403, body: { detail: { error: 'data_access_denied', message: MESSAGE, plan: 'free', earliest_allowed: earliest } } });
+const v1Denied = (earliest: string) => ({
+  status: 403,
+  body: { detail: { error: 'data_access_denied', message: MESSAGE, plan: 'free', earliest_allowed: earliest } },
+});
 const clobDenied = { status: 403, body: { error: MESSAGE } };
 const v1Missing = (asset: string, at: number | null) => ({
   status: 404,

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { ClickHouseError, ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
+import { type ClickHouseClient, type ClickHouseClientConfigOptions, ClickHouseError, ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { Session } from 'chdb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startClickHouseHttpServer, type ClickHouseHttpServer } from './support/clickhouse-http-server.js';
+import { type ClickHouseHttpServer, startClickHouseHttpServer } from './support/clickhouse-http-server.js';
 
 let dataDir: string;
 let server: ClickHouseHttpServer;
@@ -56,7 +56,10 @@ async function engineProcesses(): Promise<string[]> {
   const s = new Session(dataDir);
   try {
     const text = (await s.queryAsync("SELECT query FROM system.processes WHERE query NOT LIKE '%system.processes%'", { format: 'JSONEachRow' })).text();
-    return text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { query: string }).query);
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { query: string }).query);
   } finally {
     s.close();
   }
@@ -84,7 +87,10 @@ describe('ClickHouse HTTP interface on chDB', () => {
         d: new Date(Date.UTC(2024, 0, 2, 3, 4, 5, 678)),
         tags: ["o'neil", 'back\\slash', 'plain'],
         missing: null,
-        m: new Map([["k'1", 1], ['k\\2', 2]]),
+        m: new Map([
+          ["k'1", 1],
+          ['k\\2', 2],
+        ]),
       },
     );
     expect(result).toEqual([
@@ -104,10 +110,14 @@ describe('ClickHouse HTTP interface on chDB', () => {
   });
 
   it('moves long params to a multipart body and still binds them', async () => {
-    const long = 'x'.repeat(5000) + "'";
+    const long = `${'x'.repeat(5000)}'`;
     const multipart = connect({ use_multipart_params: true });
     try {
-      const rs = await multipart.query({ query: 'SELECT length({v:String}) AS n, right({v:String}, 2) AS tail', query_params: { v: long }, format: 'JSONEachRow' });
+      const rs = await multipart.query({
+        query: 'SELECT length({v:String}) AS n, right({v:String}, 2) AS tail',
+        query_params: { v: long },
+        format: 'JSONEachRow',
+      });
       expect(await rs.json()).toEqual([{ n: '5001', tail: "x'" }]);
     } finally {
       await multipart.close();
@@ -199,7 +209,11 @@ describe('ClickHouse HTTP interface on chDB', () => {
     } finally {
       await gzipClient.close();
     }
-    const raw = await fetch(`${server.url}/?enable_http_compression=1`, { method: 'POST', body: 'SELECT 42 FORMAT CSV', headers: { 'Accept-Encoding': 'gzip' } });
+    const raw = await fetch(`${server.url}/?enable_http_compression=1`, {
+      method: 'POST',
+      body: 'SELECT 42 FORMAT CSV',
+      headers: { 'Accept-Encoding': 'gzip' },
+    });
     expect(raw.headers.get('content-encoding')).toBe('gzip');
     // fetch decodes gzip itself: the bytes it hands over are the engine's CSV.
     expect(await raw.text()).toBe('42\n');

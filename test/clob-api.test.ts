@@ -5,7 +5,7 @@ import { OrderBook } from '../src/book/index.js';
 import { bookSummary } from '../src/clob/book-summary.js';
 import { replayLines } from '../src/ingest/frame-files.js';
 import { setLogLevel } from '../src/log.js';
-import { startDataApp, type DataApp } from './support/data-app.js';
+import { type DataApp, startDataApp } from './support/data-app.js';
 import { fixturePath } from './support/fixtures.js';
 
 /**
@@ -22,16 +22,52 @@ const B = '222'; // market 0xm2, metadata without trading rules: Polymarket's de
 const C = '333'; // trades only, never a book
 const frames = [
   // Wire order: bids ascending, asks descending.
-  [{ event_type: 'book', asset_id: A, market: '0xm1', timestamp: String(T0), hash: 'h', bids: [{ price: '0.40', size: '100' }, { price: '0.45', size: '20.5' }], asks: [{ price: '0.55', size: '30' }, { price: '0.50', size: '12' }] }],
+  [
+    {
+      event_type: 'book',
+      asset_id: A,
+      market: '0xm1',
+      timestamp: String(T0),
+      hash: 'h',
+      bids: [
+        { price: '0.40', size: '100' },
+        { price: '0.45', size: '20.5' },
+      ],
+      asks: [
+        { price: '0.55', size: '30' },
+        { price: '0.50', size: '12' },
+      ],
+    },
+  ],
   { event_type: 'last_trade_price', asset_id: A, market: '0xm1', price: '0.5', side: 'BUY', size: '10', fee_rate_bps: '0', timestamp: String(T0 + 30 * S) },
-  { event_type: 'price_change', market: '0xm1', timestamp: String(T0 + 60 * S), price_changes: [{ asset_id: A, price: '0.46', size: '7', side: 'BUY', hash: 'h', best_bid: '0.46', best_ask: '0.5' }] },
+  {
+    event_type: 'price_change',
+    market: '0xm1',
+    timestamp: String(T0 + 60 * S),
+    price_changes: [{ asset_id: A, price: '0.46', size: '7', side: 'BUY', hash: 'h', best_bid: '0.46', best_ask: '0.5' }],
+  },
   { event_type: 'book', asset_id: B, market: '0xm2', timestamp: String(T0 + 60 * S), hash: 'h', bids: [{ price: '0.2', size: '5' }], asks: [] },
-  { event_type: 'price_change', market: '0xm1', timestamp: String(T0 + 90 * S), price_changes: [{ asset_id: A, price: '0.5', size: '0', side: 'SELL', hash: 'h', best_bid: '0.46', best_ask: '0.55' }] },
+  {
+    event_type: 'price_change',
+    market: '0xm1',
+    timestamp: String(T0 + 90 * S),
+    price_changes: [{ asset_id: A, price: '0.5', size: '0', side: 'SELL', hash: 'h', best_bid: '0.46', best_ask: '0.55' }],
+  },
   { event_type: 'last_trade_price', asset_id: A, market: '0xm1', price: '0.46', side: 'SELL', size: '3', fee_rate_bps: '0', timestamp: String(T0 + 120 * S) },
   { event_type: 'last_trade_price', asset_id: C, market: '0xm3', price: '0.3', side: 'BUY', size: '1', fee_rate_bps: '0', timestamp: String(T0 + 150 * S) },
 ].map((f) => JSON.stringify(f));
 const gamma = [
-  { conditionId: '0xm1', question: 'Q?', slug: 'q', outcomes: '["Yes","No"]', clobTokenIds: `["${A}","112"]`, orderMinSize: 15, orderPriceMinTickSize: 0.001, negRisk: true, updatedAt: '2025-12-01T00:00:00Z' },
+  {
+    conditionId: '0xm1',
+    question: 'Q?',
+    slug: 'q',
+    outcomes: '["Yes","No"]',
+    clobTokenIds: `["${A}","112"]`,
+    orderMinSize: 15,
+    orderPriceMinTickSize: 0.001,
+    negRisk: true,
+    updatedAt: '2025-12-01T00:00:00Z',
+  },
   // Metadata without trading rules: B answers Polymarket's defaults.
   { conditionId: '0xm2', question: 'R?', slug: 'r', outcomes: '["Up","Down"]', clobTokenIds: `["${B}","223"]`, updatedAt: '2025-12-01T00:00:00Z' },
 ];
@@ -51,7 +87,8 @@ async function call(path: string, init?: RequestInit) {
   const res = await d.app.request(path, init);
   return { status: res.status, body: await res.json(), res };
 }
-const post = (path: string, body: unknown) => call(path, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+const post = (path: string, body: unknown) =>
+  call(path, { method: 'POST', body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' } });
 
 /** Polymarket's hash rule, written from the rule (SHA-1 of the compact JSON with hash ""), checked on the real sample below. */
 function withHash(summary: Record<string, unknown>) {
@@ -60,7 +97,18 @@ function withHash(summary: Record<string, unknown>) {
 }
 const level = (price: string, size: string) => ({ price, size });
 const bookA = (timestamp: number, bids: object[], asks: object[], last: string) =>
-  withHash({ market: '0xm1', asset_id: A, timestamp: String(timestamp), hash: '', bids, asks, min_order_size: '15', tick_size: '0.001', neg_risk: true, last_trade_price: last });
+  withHash({
+    market: '0xm1',
+    asset_id: A,
+    timestamp: String(timestamp),
+    hash: '',
+    bids,
+    asks,
+    min_order_size: '15',
+    tick_size: '0.001',
+    neg_risk: true,
+    last_trade_price: last,
+  });
 
 describe('the hash of a book summary', () => {
   it('equals the exchange hash of a real /book answer (test/fixtures/polymarket/rest-book.json)', () => {
@@ -93,7 +141,9 @@ describe('GET /book and POST /books', () => {
       status: 200,
       body: bookA(T0, [level('0.4', '100'), level('0.45', '20.5')], [level('0.55', '30'), level('0.5', '12')], ''),
     });
-    expect((await call(`${base(T0 + 30 * S)}/book?token_id=${A}`)).body).toEqual(bookA(T0, [level('0.4', '100'), level('0.45', '20.5')], [level('0.55', '30'), level('0.5', '12')], '0.5'));
+    expect((await call(`${base(T0 + 30 * S)}/book?token_id=${A}`)).body).toEqual(
+      bookA(T0, [level('0.4', '100'), level('0.45', '20.5')], [level('0.55', '30'), level('0.5', '12')], '0.5'),
+    );
     expect((await call(`${base(T0 + 60 * S)}/book?token_id=${A}`)).body).toEqual(
       bookA(T0 + 60 * S, [level('0.4', '100'), level('0.45', '20.5'), level('0.46', '7')], [level('0.55', '30'), level('0.5', '12')], '0.5'),
     );
@@ -104,7 +154,18 @@ describe('GET /book and POST /books', () => {
 
   it('a token without metadata gets Polymarket defaults; an empty side is []', async () => {
     expect((await call(`${base(T0 + 60 * S)}/book?token_id=${B}`)).body).toEqual(
-      withHash({ market: '0xm2', asset_id: B, timestamp: String(T0 + 60 * S), hash: '', bids: [level('0.2', '5')], asks: [], min_order_size: '5', tick_size: '0.01', neg_risk: false, last_trade_price: '' }),
+      withHash({
+        market: '0xm2',
+        asset_id: B,
+        timestamp: String(T0 + 60 * S),
+        hash: '',
+        bids: [level('0.2', '5')],
+        asks: [],
+        min_order_size: '5',
+        tick_size: '0.01',
+        neg_risk: false,
+        last_trade_price: '',
+      }),
     );
   });
 
@@ -112,7 +173,9 @@ describe('GET /book and POST /books', () => {
     const res = await d.app.request(`${base(T0)}/book?token_id=${B}&x=1`);
     expect(res.status).toBe(404);
     const text = await (await d.app.request(`${base(T0 + 60 * S)}/book?token_id=${B}`)).text();
-    expect(text).toMatch(/^\{"market":"0xm2","asset_id":"222","timestamp":"1766000100000","hash":"[0-9a-f]{40}","bids":\[\{"price":"0.2","size":"5"\}\],"asks":\[\],"min_order_size":"5","tick_size":"0.01","neg_risk":false,"last_trade_price":""\}$/);
+    expect(text).toMatch(
+      /^\{"market":"0xm2","asset_id":"222","timestamp":"1766000100000","hash":"[0-9a-f]{40}","bids":\[\{"price":"0.2","size":"5"\}\],"asks":\[\],"min_order_size":"5","tick_size":"0.01","neg_risk":false,"last_trade_price":""\}$/,
+    );
   });
 
   it('POST /books: request order, tokens without a book left out, at most 500', async () => {
@@ -124,7 +187,10 @@ describe('GET /book and POST /books', () => {
     const fiveHundred = await post(`${base(T0)}/books`, many);
     expect(fiveHundred.status).toBe(200);
     expect(fiveHundred.body).toHaveLength(500);
-    expect(await post(`${base(T0)}/books`, [...many, { token_id: A }])).toMatchObject({ status: 400, body: { error: 'Invalid payload: at most 500 token ids' } });
+    expect(await post(`${base(T0)}/books`, [...many, { token_id: A }])).toMatchObject({
+      status: 400,
+      body: { error: 'Invalid payload: at most 500 token ids' },
+    });
     // 500 real-length (77-digit) token ids with sides: ~60 KB, over the 16 KiB limit of /v1 bodies.
     const real = Array.from({ length: 500 }, (_, i) => ({ token_id: String(i).padStart(77, '7'), side: 'SELL' }));
     expect(JSON.stringify(real).length).toBeGreaterThan(50_000);
@@ -193,7 +259,9 @@ describe('prices-history', () => {
   });
 
   it('fractional seconds, endTs, interval and an empty range', async () => {
-    expect((await history(T0 + 200 * S, `startTs=${(T0 + 60 * S) / S + 0.5}&endTs=${(T0 + 100 * S) / S}`)).body).toEqual({ history: [{ t: 1766000100, p: 0.505 }] });
+    expect((await history(T0 + 200 * S, `startTs=${(T0 + 60 * S) / S + 0.5}&endTs=${(T0 + 100 * S) / S}`)).body).toEqual({
+      history: [{ t: 1766000100, p: 0.505 }],
+    });
     expect((await history(T0 + 200 * S, 'interval=1h')).body.history).toHaveLength(3);
     expect((await history(T0 + 100 * S, 'interval=max&fidelity=60')).body).toEqual({ history: [{ t: 1765998000, p: 0.505 }] });
     expect((await history(T0 + 200 * S, `startTs=${(T0 + 300 * S) / S}`)).body).toEqual({ history: [] });
@@ -222,11 +290,21 @@ describe('errors, in Polymarket shape', () => {
   it('404: no book at the instant, unknown token, unknown path under the base', async () => {
     const before = base(T0 - 1);
     for (const path of ['book', 'midpoint', 'spread', 'price']) {
-      expect(await call(`${before}/${path}?token_id=${A}&side=BUY`)).toMatchObject({ status: 404, body: { error: 'No orderbook exists for the requested token id' } });
+      expect(await call(`${before}/${path}?token_id=${A}&side=BUY`)).toMatchObject({
+        status: 404,
+        body: { error: 'No orderbook exists for the requested token id' },
+      });
     }
-    for (const path of ['tick-size', 'neg-risk']) expect(await call(`${before}/${path}?token_id=${A}`)).toMatchObject({ status: 404, body: { error: 'market not found' } });
-    expect(await call(`${before}/last-trade-price?token_id=${A}`)).toMatchObject({ status: 404, body: { error: 'No orderbook exists for the requested token id' } });
-    expect(await call(`${base('latest')}/book?token_id=${C}`)).toMatchObject({ status: 404, body: { error: 'No orderbook exists for the requested token id' } });
+    for (const path of ['tick-size', 'neg-risk'])
+      expect(await call(`${before}/${path}?token_id=${A}`)).toMatchObject({ status: 404, body: { error: 'market not found' } });
+    expect(await call(`${before}/last-trade-price?token_id=${A}`)).toMatchObject({
+      status: 404,
+      body: { error: 'No orderbook exists for the requested token id' },
+    });
+    expect(await call(`${base('latest')}/book?token_id=${C}`)).toMatchObject({
+      status: 404,
+      body: { error: 'No orderbook exists for the requested token id' },
+    });
     expect(await call(`${base(T0)}/markets`)).toEqual(expect.objectContaining({ status: 404, body: { error: 'Not found: GET /markets' } }));
     expect(await call(`${base(T0)}/book`, { method: 'DELETE' })).toMatchObject({ status: 404, body: { error: 'Not found: DELETE /book' } });
   });
@@ -236,17 +314,27 @@ describe('errors, in Polymarket shape', () => {
     expect(await call(`${at}/book`)).toEqual(expect.objectContaining({ status: 400, body: { error: 'Invalid token id: a token id is 1-100 decimal digits' } }));
     expect(await call(`${at}/book?token_id=0xabc`)).toMatchObject({ status: 400, body: { error: 'Invalid token id: a token id is 1-100 decimal digits' } });
     expect(await call(`${at}/price?token_id=${A}&side=buy`)).toEqual(expect.objectContaining({ status: 400, body: { error: 'Invalid side' } }));
-    expect(await call(`${base('yesterday')}/book?token_id=${A}`)).toEqual(expect.objectContaining({ status: 400, body: { error: 'instant must be Unix milliseconds or latest' } }));
-    expect(await post(`${at}/books`, '[{"token_id":')).toEqual(expect.objectContaining({ status: 400, body: { error: 'The request body must be a JSON object.' } }));
+    expect(await call(`${base('yesterday')}/book?token_id=${A}`)).toEqual(
+      expect.objectContaining({ status: 400, body: { error: 'instant must be Unix milliseconds or latest' } }),
+    );
+    expect(await post(`${at}/books`, '[{"token_id":')).toEqual(
+      expect.objectContaining({ status: 400, body: { error: 'The request body must be a JSON object.' } }),
+    );
     expect(await post(`${at}/books`, { token_id: A })).toMatchObject({ status: 400, body: { error: expect.stringMatching(/^Invalid payload: /) } });
-    expect(await post(`${at}/books`, [{ token_id: 'x' }])).toMatchObject({ status: 400, body: { error: 'Invalid payload: 0.token_id: Invalid token id: a token id is 1-100 decimal digits' } });
+    expect(await post(`${at}/books`, [{ token_id: 'x' }])).toMatchObject({
+      status: 400,
+      body: { error: 'Invalid payload: 0.token_id: Invalid token id: a token id is 1-100 decimal digits' },
+    });
     const h = (q: string) => call(`${at}/prices-history?${q}`);
     expect(await h(`startTs=1`)).toMatchObject({ status: 400, body: { error: 'Invalid market: a token id is 1-100 decimal digits' } });
     expect(await h(`market=${A}`)).toMatchObject({ status: 400, body: { error: 'startTs or interval is required' } });
     expect(await h(`market=${A}&interval=1h&startTs=1`)).toMatchObject({ status: 400, body: { error: 'interval and startTs/endTs are mutually exclusive' } });
     expect(await h(`market=${A}&interval=2h`)).toMatchObject({ status: 400, body: { error: 'interval must be one of 1m, 1w, 1d, 6h, 1h, max, all' } });
     expect(await h(`market=${A}&startTs=-1`)).toMatchObject({ status: 400, body: { error: 'startTs must be Unix seconds (fractions allowed), 0 or more' } });
-    expect(await h(`market=${A}&startTs=1&fidelity=0`)).toMatchObject({ status: 400, body: { error: 'fidelity must be an integer of minutes between 1 and 525600' } });
+    expect(await h(`market=${A}&startTs=1&fidelity=0`)).toMatchObject({
+      status: 400,
+      body: { error: 'fidelity must be an integer of minutes between 1 and 525600' },
+    });
   });
 
   it('413: a /books body over 128 KiB', async () => {
@@ -314,7 +402,9 @@ describe('openapi.json', () => {
     const doc = await (await d.app.request('/v1/openapi.json')).json();
     const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/v1/clob/'));
     expect(paths.sort()).toEqual(
-      ['book', 'books', 'last-trade-price', 'midpoint', 'neg-risk', 'price', 'prices-history', 'spread', 'tick-size'].map((p) => `/v1/clob/{key}/at/{instant}/${p}`),
+      ['book', 'books', 'last-trade-price', 'midpoint', 'neg-risk', 'price', 'prices-history', 'spread', 'tick-size'].map(
+        (p) => `/v1/clob/{key}/at/{instant}/${p}`,
+      ),
     );
     const book = doc.paths['/v1/clob/{key}/at/{instant}/book'].get;
     expect(book.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort()).toEqual(['path:instant', 'path:key', 'query:token_id']);

@@ -1,11 +1,11 @@
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
-import { Chain, ClobClient, PriceHistoryInterval, Side, type MarketPrice, type OrderBookSummary } from '@polymarket/clob-client';
+import { type ServerType, serve } from '@hono/node-server';
+import { Chain, ClobClient, type MarketPrice, type OrderBookSummary, PriceHistoryInterval, Side } from '@polymarket/clob-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/frame-files.js';
-import { generateFrames, type FrameStream } from './support/book-frames.js';
+import { type FrameStream, generateFrames } from './support/book-frames.js';
 import { BookModel } from './support/book-model.js';
-import { startDataApp, type DataApp } from './support/data-app.js';
+import { type DataApp, startDataApp } from './support/data-app.js';
 
 /**
  * Polymarket's own TypeScript client (`@polymarket/clob-client`, unmodified, from npm) pointed at
@@ -32,7 +32,18 @@ beforeAll(async () => {
   }
   d = await startDataApp(stream.end + 86_400_000);
   // Gamma metadata for one market (its two tokens): the other assets get Polymarket's defaults.
-  const gamma = [{ conditionId: '0xaaa1', question: 'Q?', slug: 'q', outcomes: '["Yes","No"]', clobTokenIds: '["1001","1002"]', orderMinSize: 15, orderPriceMinTickSize: 0.001, negRisk: true }];
+  const gamma = [
+    {
+      conditionId: '0xaaa1',
+      question: 'Q?',
+      slug: 'q',
+      outcomes: '["Yes","No"]',
+      clobTokenIds: '["1001","1002"]',
+      orderMinSize: 15,
+      orderPriceMinTickSize: 0.001,
+      negRisk: true,
+    },
+  ];
   const summary = await replayLines(d.te.engine, stream.lines, { sourceId: 'clob-client', markets: gamma, checkpoints: { changes: 25, ms: 60_000 } });
   expect(summary.normalizer.malformed).toBe(0);
   server = serve({ fetch: d.app.fetch, port: 0, hostname: '127.0.0.1' });
@@ -46,7 +57,21 @@ afterAll(async () => {
 });
 
 const client = (instant: number | 'latest', throwOnError = false) =>
-  new ClobClient(`${origin}/v1/clob/${d.key}/at/${instant}`, Chain.POLYGON, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, throwOnError);
+  new ClobClient(
+    `${origin}/v1/clob/${d.key}/at/${instant}`,
+    Chain.POLYGON,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    throwOnError,
+  );
 
 async function v1(path: string) {
   const res = await fetch(`${origin}${path}`, { headers: { authorization: `Bearer ${d.key}` } });
@@ -64,7 +89,10 @@ function instantsOf(asset: string): number[] {
 /** The client declares `MarketPrice[]`, but hands back what the server sends: Polymarket's `{"history": [...]}`. */
 const history = (answer: MarketPrice[]) => answer as unknown as { history: MarketPrice[] };
 
-const rules = (asset: string) => (asset === '1001' || asset === '1002' ? { min_order_size: '15', tick_size: '0.001', neg_risk: true } : { min_order_size: '5', tick_size: '0.01', neg_risk: false });
+const rules = (asset: string) =>
+  asset === '1001' || asset === '1002'
+    ? { min_order_size: '15', tick_size: '0.001', neg_risk: true }
+    : { min_order_size: '5', tick_size: '0.01', neg_risk: false };
 const asNumbers = (levels: { price: string; size: string }[]) => levels.map((l) => ({ price: Number(l.price), size: Number(l.size) }));
 
 /** The book methods of one client at one instant against /v1/orderbook and /v1/price. */

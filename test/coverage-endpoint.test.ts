@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/frame-files.js';
-import { startDataApp, type DataApp } from './support/data-app.js';
 import { bookFrame, capture, changeFrame, type Pair } from './support/coverage-lines.js';
+import { type DataApp, startDataApp } from './support/data-app.js';
 import { json } from './support/ticks-fixture.js';
 
 /**
@@ -20,7 +20,10 @@ const C = '3003';
 const D = '4004';
 const RUN = 'rec-test';
 
-const ASKS: Pair[] = [['0.55', '80'], ['0.6', '40']];
+const ASKS: Pair[] = [
+  ['0.55', '80'],
+  ['0.6', '40'],
+];
 const LINES = [
   // An earlier run that recorded D and crashed: it never recorded its stop.
   capture('start', D1 + 1 * H, 'rec-crashed', 0),
@@ -30,18 +33,52 @@ const LINES = [
   capture('subscribe', D1 + 6 * H + 10, RUN, 1, [A]),
   capture('open', D1 + 6 * H + 20, RUN, 1, [A]),
   // The first book of the run: nothing to check it against.
-  bookFrame(A, D1 + 6 * H + 30, [['0.4', '100'], ['0.45', '50']], ASKS),
+  bookFrame(
+    A,
+    D1 + 6 * H + 30,
+    [
+      ['0.4', '100'],
+      ['0.45', '50'],
+    ],
+    ASKS,
+  ),
   capture('resync', D1 + 6 * H + 30, RUN, 1, [A]),
   changeFrame(A, D2 + 1 * H, 'BUY', '0.45', '70'),
   JSON.stringify({ event_type: 'last_trade_price', market: '0xm', asset_id: A, price: '0.55', size: '3', side: 'BUY', timestamp: String(D2 + 1 * H + 1) }),
   // Exactly the book the change made: verified.
-  bookFrame(A, D2 + 2 * H, [['0.4', '100'], ['0.45', '70']], ASKS),
+  bookFrame(
+    A,
+    D2 + 2 * H,
+    [
+      ['0.4', '100'],
+      ['0.45', '70'],
+    ],
+    ASKS,
+  ),
   changeFrame(A, D3 + 1 * H, 'SELL', '0.55', '0'),
   // 0.46 is absent from the rebuilt book and 0.55 (removed there) is back: 2 levels differ.
-  bookFrame(A, D3 + 2 * H, [['0.4', '100'], ['0.45', '70'], ['0.46', '5']], ASKS),
+  bookFrame(
+    A,
+    D3 + 2 * H,
+    [
+      ['0.4', '100'],
+      ['0.45', '70'],
+      ['0.46', '5'],
+    ],
+    ASKS,
+  ),
   capture('close', D4 + 10 * H, RUN, 1, [A]),
   capture('open', D4 + 10 * H + 5000, RUN, 1, [A]),
-  bookFrame(A, D4 + 10 * H + 5010, [['0.4', '100'], ['0.45', '70'], ['0.46', '5']], ASKS),
+  bookFrame(
+    A,
+    D4 + 10 * H + 5010,
+    [
+      ['0.4', '100'],
+      ['0.45', '70'],
+      ['0.46', '5'],
+    ],
+    ASKS,
+  ),
   capture('resync', D4 + 10 * H + 5010, RUN, 1, [A]),
   // B is added by discovery at noon on a new socket.
   capture('subscribe', D4 + 12 * H, RUN, 2, [B]),

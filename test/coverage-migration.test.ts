@@ -32,13 +32,21 @@ describe('migration 008 over existing data', () => {
   it('backfills book_checks (unchecked) and ticks_1d once', async () => {
     await runMigrations(engine, early);
     // Rows as the ingest stored them before 008: two exchange books, a checkpoint, and their ticks.
-    const tick = (t: number, seq: number, event: string) => JSON.stringify({ asset_id: '11', t, seq, event, side: 'YES', best_bid: 0.4, best_ask: 0.6, price: 0, size: 0, book_side: '', market: '0xm' });
-    const snapshot = (t: number, seq: number, is_checkpoint: number) => JSON.stringify({ asset_id: '11', t, seq, is_checkpoint, market: '0xm', bids: [{ price: 0.4, size: 1 }], asks: [{ price: 0.6, size: 1 }] });
+    const tick = (t: number, seq: number, event: string) =>
+      JSON.stringify({ asset_id: '11', t, seq, event, side: 'YES', best_bid: 0.4, best_ask: 0.6, price: 0, size: 0, book_side: '', market: '0xm' });
+    const snapshot = (t: number, seq: number, is_checkpoint: number) =>
+      JSON.stringify({ asset_id: '11', t, seq, is_checkpoint, market: '0xm', bids: [{ price: 0.4, size: 1 }], asks: [{ price: 0.6, size: 1 }] });
     await engine.insertJsonEachRow('ticks', [tick(D1 + 1000, 1, 'book'), tick(D1 + 2000, 2, 'price_change'), tick(D1 + 86_400_000 + 5, 3, 'book')].join('\n'));
     await engine.insertJsonEachRow('book_snapshots', [snapshot(D1 + 1000, 1, 0), snapshot(D1 + 2000, 2, 1), snapshot(D1 + 86_400_000 + 5, 3, 0)].join('\n'));
     expect(await runMigrations(engine)).toEqual(['008_coverage.sql', '009_market_trading_rules.sql', '010_book_writes.sql']);
-    const checks = () => engine.rows(`SELECT asset_id, toUnixTimestamp64Milli(t) AS ms, toString(verdict) AS verdict, levels_differing FROM book_checks ORDER BY t SETTINGS output_format_json_quote_64bit_integers = 0`);
-    const days = () => engine.rows(`SELECT asset_id, toString(day) AS day, sum(ticks) AS ticks FROM ticks_1d GROUP BY asset_id, day ORDER BY day SETTINGS output_format_json_quote_64bit_integers = 0`);
+    const checks = () =>
+      engine.rows(
+        `SELECT asset_id, toUnixTimestamp64Milli(t) AS ms, toString(verdict) AS verdict, levels_differing FROM book_checks ORDER BY t SETTINGS output_format_json_quote_64bit_integers = 0`,
+      );
+    const days = () =>
+      engine.rows(
+        `SELECT asset_id, toString(day) AS day, sum(ticks) AS ticks FROM ticks_1d GROUP BY asset_id, day ORDER BY day SETTINGS output_format_json_quote_64bit_integers = 0`,
+      );
     expect(await checks()).toEqual([
       { asset_id: '11', ms: D1 + 1000, verdict: 'unchecked', levels_differing: 0 },
       { asset_id: '11', ms: D1 + 86_400_000 + 5, verdict: 'unchecked', levels_differing: 0 },

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve, type ServerType } from '@hono/node-server';
+import { type ServerType, serve } from '@hono/node-server';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openAccountStore } from '../src/accounts/index.js';
@@ -13,8 +13,8 @@ import { runMigrations } from '../src/clickhouse/migrations.js';
 import { systemClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { replayLines } from '../src/ingest/frame-files.js';
-import { bookFrame, capture, changeFrame, type Pair } from './support/coverage-lines.js';
 import { ARTIFACTS, describeInBrowser, launchBrowser } from './support/browser.js';
+import { bookFrame, capture, changeFrame, type Pair } from './support/coverage-lines.js';
 import { freePort } from './support/global-setup.js';
 
 /**
@@ -80,7 +80,15 @@ describeInBrowser('test/coverage.browser.test.ts')('coverage strip and ladder in
     const now = Date.now();
     const a = archive(now);
     days = a.days;
-    const markets = [{ conditionId: MARKET, question: 'Will coverage be shown?', slug: 'coverage', outcomes: '["Yes", "No"]', clobTokenIds: JSON.stringify([ASSET, '720000000000000000000000000000000000000000000000000000000000000000000000002']) }];
+    const markets = [
+      {
+        conditionId: MARKET,
+        question: 'Will coverage be shown?',
+        slug: 'coverage',
+        outcomes: '["Yes", "No"]',
+        clobTokenIds: JSON.stringify([ASSET, '720000000000000000000000000000000000000000000000000000000000000000000000002']),
+      },
+    ];
     await replayLines(engine, a.lines, { sourceId: 'coverage-browser', markets });
     const key = generateApiKey(config.API_KEY_PREFIX);
     await accounts.createAccount({ email: null, keyHash: hashApiKey(key), plan: 'monthly', plan_expires_at: now + 30 * DAY, now });

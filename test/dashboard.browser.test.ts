@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve, type ServerType } from '@hono/node-server';
+import { type ServerType, serve } from '@hono/node-server';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openAccountStore } from '../src/accounts/index.js';
@@ -53,11 +53,16 @@ function scenario(): Scenario {
   const end = NOW - 5000;
   const step = Math.floor((end - start) / (FRAMES + 1));
   const level = (price: number, size: number) => ({ price: price.toFixed(2), size: String(size) });
-  const book = (asset: string, t: number) => JSON.stringify({
-    event_type: 'book', market: MARKET, asset_id: asset, timestamp: String(t), hash: `h${t}${asset.slice(-1)}`,
-    bids: [level(0.3, 500), level(0.29, 800), level(0.28, 1200)],
-    asks: [level(0.5, 400), level(0.51, 900), level(0.52, 1500)],
-  });
+  const book = (asset: string, t: number) =>
+    JSON.stringify({
+      event_type: 'book',
+      market: MARKET,
+      asset_id: asset,
+      timestamp: String(t),
+      hash: `h${t}${asset.slice(-1)}`,
+      bids: [level(0.3, 500), level(0.29, 800), level(0.28, 1200)],
+      asks: [level(0.5, 400), level(0.51, 900), level(0.52, 1500)],
+    });
   const lines = [book(YES, start), book(NO, start)];
   const changes: Scenario['changes'] = [];
   let bid = 0.3;
@@ -67,7 +72,13 @@ function scenario(): Scenario {
     const next = Math.round((0.31 + ((i * 7) % 15) / 100) * 100) / 100;
     // Like the exchange, every entry of a frame carries the top of the book after the whole frame.
     const entry = (side: string, price: number, size: number) => ({
-      asset_id: YES, price: price.toFixed(2), size: String(size), side, hash: `p${i}${side}${price}`, best_bid: next.toFixed(2), best_ask: (next + 0.02).toFixed(2),
+      asset_id: YES,
+      price: price.toFixed(2),
+      size: String(size),
+      side,
+      hash: `p${i}${side}${price}`,
+      best_bid: next.toFixed(2),
+      best_ask: (next + 0.02).toFixed(2),
     });
     const entries = [];
     if (bid !== 0.3) entries.push(entry('BUY', bid, 0), entry('SELL', bid + 0.02, 0));
@@ -249,12 +260,18 @@ describeInBrowser('test/dashboard.browser.test.ts')('dashboard in a real browser
     expect(await page.getByTestId('asset-title').textContent()).toBe(QUESTION);
     const chart = page.getByTestId('candles-chart');
     await expect.poll(async () => Number(await chart.getAttribute('data-count'))).toBeGreaterThan(0);
-    await expect.poll(() => chart.evaluate((el) => [...el.querySelectorAll('canvas')].some((canvas) => {
-      if (!canvas.width || !canvas.height) return false;
-      const pixels = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
-      for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) return true;
-      return false;
-    }))).toBe(true);
+    await expect
+      .poll(() =>
+        chart.evaluate((el) =>
+          [...el.querySelectorAll('canvas')].some((canvas) => {
+            if (!canvas.width || !canvas.height) return false;
+            const pixels = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+            for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) return true;
+            return false;
+          }),
+        ),
+      )
+      .toBe(true);
     await page.getByRole('button', { name: '1m' }).click();
     await expect.poll(() => page.getByRole('button', { name: '1m' }).getAttribute('aria-pressed')).toBe('true');
     await expect.poll(async () => Number(await chart.getAttribute('data-count'))).toBeGreaterThan(0);
@@ -292,7 +309,9 @@ describeInBrowser('test/dashboard.browser.test.ts')('dashboard in a real browser
     await page.getByTestId('export-end').fill(utcText(data.end));
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-download').click()]);
     expect(download.suggestedFilename()).toBe(`ticks_${YES}_${data.start}_${data.end}.csv`);
-    const csv = readFileSync((await download.path())!, 'utf8').trimEnd().split('\n');
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trimEnd()
+      .split('\n');
     expect(csv[0]).toBe('timestamp,event_type,side,best_bid,best_ask,price,size');
     const ticks = await (await apiAs(key, `/v1/ticks?asset_id=${YES}&start=${data.start}&end=${data.end}&limit=100000`)).json();
     expect(csv.length - 1).toBe(ticks.meta.count);

@@ -12,13 +12,29 @@ import { createTestEngine, type TestEngine } from './support/engine.js';
 const END = Date.UTC(2026, 10, 21, 20, 15, 0);
 const TICKS = 60_000;
 
-interface Level { price: string; size: string }
+interface Level {
+  price: string;
+  size: string;
+}
 type Book = { bids: Map<string, number>; asks: Map<string, number> };
 
 /** Replays the frames the way the normalizer does (docs/INGEST.md §2) and records what a user would see. */
 function replay(lines: Iterable<string>, tickOf: Map<string, number>) {
   const books = new Map<string, Book>();
-  const stats = { ticks: 0, frames: 0, books: 0, changes: 0, trades: 0, removals: 0, first: Infinity, last: 0, backwards: 0, offGrid: [] as string[], badBest: [] as string[], malformed: [] as string[] };
+  const stats = {
+    ticks: 0,
+    frames: 0,
+    books: 0,
+    changes: 0,
+    trades: 0,
+    removals: 0,
+    first: Infinity,
+    last: 0,
+    backwards: 0,
+    offGrid: [] as string[],
+    badBest: [] as string[],
+    malformed: [] as string[],
+  };
   const check = (ok: boolean, what: string) => {
     if (!ok) stats.malformed.push(what);
   };
@@ -58,7 +74,10 @@ function replay(lines: Iterable<string>, tickOf: Map<string, number>) {
         books.set(e.asset_id, book);
       } else if (e.event_type === 'price_change') {
         const [a, b] = e.price_changes;
-        check(e.price_changes.length === 2 && b.size === a.size && b.side !== a.side && Math.round((Number(a.price) + Number(b.price)) * 1000) === 1000, `mirror: ${line}`);
+        check(
+          e.price_changes.length === 2 && b.size === a.size && b.side !== a.side && Math.round((Number(a.price) + Number(b.price)) * 1000) === 1000,
+          `mirror: ${line}`,
+        );
         for (const c of e.price_changes) {
           stats.ticks++;
           stats.changes++;
@@ -72,7 +91,8 @@ function replay(lines: Iterable<string>, tickOf: Map<string, number>) {
           } else side.set(c.price, Number(c.size));
           const bb = best(book.bids, true);
           const ba = best(book.asks, false);
-          if (c.best_bid !== bb || c.best_ask !== ba || !(Number(c.best_bid) < Number(c.best_ask))) stats.badBest.push(`${c.asset_id} ${c.best_bid}/${c.best_ask} book ${bb}/${ba}`);
+          if (c.best_bid !== bb || c.best_ask !== ba || !(Number(c.best_bid) < Number(c.best_ask)))
+            stats.badBest.push(`${c.asset_id} ${c.best_bid}/${c.best_ask} book ${bb}/${ba}`);
         }
       } else if (e.event_type === 'last_trade_price') {
         stats.ticks++;
@@ -104,11 +124,13 @@ describe('generateDemo', () => {
     expect(other.slice(1, 50)).not.toEqual(a.slice(1, 50));
   });
 
-  it('keeps the bytes of a seed\'s dataset: a change to the generator that alters the demo data shows here', () => {
+  it("keeps the bytes of a seed's dataset: a change to the generator that alters the demo data shows here", () => {
     const frames = createHash('sha256');
     for (const line of demo.frames()) frames.update(`${line}\n`);
     expect(frames.digest('hex')).toBe('0309bab35d8342cad4ef98899549825d3cf3bb4f7afec0df6c36fb5134be78b1');
-    expect(createHash('sha256').update(JSON.stringify(demo.gammaMarkets)).digest('hex')).toBe('d0f907abdb8b4895a893b22858e85fc8ec834fc3a140478970771fedf8e5d8ab');
+    expect(createHash('sha256').update(JSON.stringify(demo.gammaMarkets)).digest('hex')).toBe(
+      'd0f907abdb8b4895a893b22858e85fc8ec834fc3a140478970771fedf8e5d8ab',
+    );
   });
 
   it('writes a Gamma markets file: JSON-encoded outcomes and token ids, real-looking ids and questions', () => {
@@ -198,9 +220,19 @@ describe('seedDemo and npm run seed-demo', () => {
     const demo = generateDemo(opts);
     const expected = replay(demo.frames(), tickSizes(demo.gammaMarkets));
     const summary = await seedDemo(te.engine, opts);
-    expect(summary).toMatchObject({ markets: 8, assets: 16, ticks: expected.ticks, frames: expected.frames, snapshots: expected.books, from: new Date(END - 3 * 86_400_000).toISOString(), to: new Date(END).toISOString() });
+    expect(summary).toMatchObject({
+      markets: 8,
+      assets: 16,
+      ticks: expected.ticks,
+      frames: expected.frames,
+      snapshots: expected.books,
+      from: new Date(END - 3 * 86_400_000).toISOString(),
+      to: new Date(END).toISOString(),
+    });
     expect(await count()).toBe(expected.ticks);
-    const sides = await te.engine.rows<{ side: string; event: string; n: string }>('SELECT side, event, count() AS n FROM ticks GROUP BY side, event ORDER BY side, event');
+    const sides = await te.engine.rows<{ side: string; event: string; n: string }>(
+      'SELECT side, event, count() AS n FROM ticks GROUP BY side, event ORDER BY side, event',
+    );
     expect(sides.map((r) => r.side)).toEqual(['DOWN', 'DOWN', 'DOWN', 'NO', 'NO', 'NO', 'UP', 'UP', 'UP', 'YES', 'YES', 'YES']);
     expect(sides.filter((r) => r.event === 'last_trade_price').reduce((a, r) => a + Number(r.n), 0)).toBe(expected.trades);
     const markets = await te.engine.rows<{ n: string; q: string }>("SELECT count() AS n, uniqExact(question) AS q FROM markets FINAL WHERE question != ''");
@@ -214,7 +246,11 @@ describe('seedDemo and npm run seed-demo', () => {
 
   it('writes a frames file and Gamma markets file that `ingest replay` reads back', async () => {
     const out = join(dir, 'demo.jsonl.gz');
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/seed-demo.ts', '--ticks', '6000', '--seed', '5', '--days', '2', '--markets', '9', '--out', out], { encoding: 'utf8' });
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/seed-demo.ts', '--ticks', '6000', '--seed', '5', '--days', '2', '--markets', '9', '--out', out],
+      { encoding: 'utf8' },
+    );
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(run.stdout).toContain(`to ${out} and 9 markets to ${out}.markets.json`);
@@ -227,7 +263,9 @@ describe('seedDemo and npm run seed-demo', () => {
     expect(summary.normalizer.malformed).toBe(0);
     expect(Math.abs(summary.writer.rows.ticks - 6000)).toBeLessThanOrEqual(2);
     expect(await count()).toBe(before + summary.writer.rows.ticks);
-    const [span] = await te.engine.rows<{ days: number }>('SELECT (max(t) - min(t)) / 86400 AS days FROM ticks WHERE asset_id IN {ids:Array(String)}', { params: { ids } });
+    const [span] = await te.engine.rows<{ days: number }>('SELECT (max(t) - min(t)) / 86400 AS days FROM ticks WHERE asset_id IN {ids:Array(String)}', {
+      params: { ids },
+    });
     expect(Number(span.days)).toBeGreaterThan(1.9);
     expect(Number(span.days)).toBeLessThanOrEqual(2);
   });

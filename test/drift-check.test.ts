@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { levelsDiffering, OrderBook } from '../src/book/index.js';
 import type { BookCheckRow } from '../src/clickhouse/rows.js';
-import { fileSeq, Normalizer } from '../src/ingest/normalizer.js';
 import { replayLines } from '../src/ingest/frame-files.js';
-import { startDataApp, type DataApp } from './support/data-app.js';
+import { fileSeq, Normalizer } from '../src/ingest/normalizer.js';
+import { type DataApp, startDataApp } from './support/data-app.js';
 import { fixturePath } from './support/fixtures.js';
 import { json, prng } from './support/ticks-fixture.js';
 
@@ -74,7 +74,14 @@ function driftStream(seed: number, frames: number, start: number): DriftStream {
       const size = rand() < 0.3 ? 0 : int(1, 900);
       if (size === 0) side.delete(price);
       else side.set(price, size);
-      lines.push(JSON.stringify({ event_type: 'price_change', market: '0xd', timestamp: String(t), price_changes: [{ asset_id: a, price: String(price), size: String(size), side: bid ? 'BUY' : 'SELL', hash: 'h' }] }));
+      lines.push(
+        JSON.stringify({
+          event_type: 'price_change',
+          market: '0xd',
+          timestamp: String(t),
+          price_changes: [{ asset_id: a, price: String(price), size: String(size), side: bid ? 'BUY' : 'SELL', hash: 'h' }],
+        }),
+      );
     }
   }
   return { lines, resent, books };
@@ -88,12 +95,44 @@ function checksOf(lines: readonly string[]): BookCheckRow[] {
 }
 
 describe('levelsDiffering', () => {
-  const book = (bids: [number, number][], asks: [number, number][]) => OrderBook.of(bids.map(([price, size]) => ({ price, size })), asks.map(([price, size]) => ({ price, size })));
+  const book = (bids: [number, number][], asks: [number, number][]) =>
+    OrderBook.of(
+      bids.map(([price, size]) => ({ price, size })),
+      asks.map(([price, size]) => ({ price, size })),
+    );
   it('counts the levels whose size differs, a level absent from one book counting as size 0', () => {
-    const a = book([[0.4, 10], [0.3, 5]], [[0.6, 7]]);
+    const a = book(
+      [
+        [0.4, 10],
+        [0.3, 5],
+      ],
+      [[0.6, 7]],
+    );
     expect(levelsDiffering(a, a.clone())).toBe(0);
-    expect(levelsDiffering(a, book([[0.4, 10], [0.3, 6]], [[0.6, 7]]))).toBe(1);
-    expect(levelsDiffering(a, book([[0.4, 10]], [[0.6, 7], [0.7, 1]]))).toBe(2);
+    expect(
+      levelsDiffering(
+        a,
+        book(
+          [
+            [0.4, 10],
+            [0.3, 6],
+          ],
+          [[0.6, 7]],
+        ),
+      ),
+    ).toBe(1);
+    expect(
+      levelsDiffering(
+        a,
+        book(
+          [[0.4, 10]],
+          [
+            [0.6, 7],
+            [0.7, 1],
+          ],
+        ),
+      ),
+    ).toBe(2);
     expect(levelsDiffering(a, book([], []))).toBe(3);
     expect(levelsDiffering(book([], []), a)).toBe(3);
     // The same price on the other side is a different level.
@@ -128,7 +167,12 @@ describe('the drift check at ingest', () => {
   });
 
   it('a book started by price_change alone is not checked: it may lack levels no event of the run set', () => {
-    const change = JSON.stringify({ event_type: 'price_change', market: '0xd', timestamp: '5', price_changes: [{ asset_id: '9', price: '0.4', size: '1', side: 'BUY' }] });
+    const change = JSON.stringify({
+      event_type: 'price_change',
+      market: '0xd',
+      timestamp: '5',
+      price_changes: [{ asset_id: '9', price: '0.4', size: '1', side: 'BUY' }],
+    });
     const book = JSON.stringify({ event_type: 'book', market: '0xd', asset_id: '9', timestamp: '6', bids: [{ price: '0.3', size: '2' }], asks: [] });
     expect(checksOf([change, book, book]).map((c) => c.verdict)).toEqual(['unchecked', 'verified']);
   });

@@ -56,7 +56,7 @@ describe(`engine (${TEST_BACKEND})`, () => {
 
   it('returns compact rows as arrays in column order, named tuples as objects', async () => {
     const rows = await t.engine.compactRows(
-      "SELECT number AS n, {s:String} AS s, [(0.5, 12.25)]::Array(Tuple(price Float64, size Float64)) AS levels FROM numbers(2) SETTINGS output_format_json_quote_64bit_integers = 0",
+      'SELECT number AS n, {s:String} AS s, [(0.5, 12.25)]::Array(Tuple(price Float64, size Float64)) AS levels FROM numbers(2) SETTINGS output_format_json_quote_64bit_integers = 0',
       { params: { s: 'a"b' } },
     );
     expect(rows).toEqual([
@@ -69,7 +69,8 @@ describe(`engine (${TEST_BACKEND})`, () => {
     const sql = "SELECT toUInt64(9007199254740991) AS n, toInt64(-5) AS m, 'Yes/No' AS s";
     expect(await t.engine.rows(sql)).toEqual([{ n: 9007199254740991, m: -5, s: 'Yes/No' }]);
     expect(await t.engine.compactRows(sql)).toEqual([[9007199254740991, -5, 'Yes/No']]);
-    const settings = "SELECT toUInt8(getSetting('output_format_json_quote_64bit_integers')) AS q, toUInt8(getSetting('output_format_json_escape_forward_slashes')) AS e";
+    const settings =
+      "SELECT toUInt8(getSetting('output_format_json_quote_64bit_integers')) AS q, toUInt8(getSetting('output_format_json_escape_forward_slashes')) AS e";
     expect(await Promise.all(Array.from({ length: 8 }, () => t.engine.rows(settings)))).toEqual(Array.from({ length: 8 }, () => [{ q: 0, e: 0 }]));
     const chunks: Buffer[] = [];
     for await (const chunk of t.engine.stream(sql, 'JSONEachRow', { params: { unused: 1 } })) chunks.push(chunk as Buffer);
@@ -122,7 +123,9 @@ describe(`engine (${TEST_BACKEND})`, () => {
   });
 
   it('returns a bounded result whole as bytes, binary formats included, with bound parameters', async () => {
-    const bytes = await t.engine.bytes('SELECT toUInt32(n) AS n, toString(n) AS s FROM big WHERE n < {to:UInt64} ORDER BY n', 'RowBinary', { params: { to: 3 } });
+    const bytes = await t.engine.bytes('SELECT toUInt32(n) AS n, toString(n) AS s FROM big WHERE n < {to:UInt64} ORDER BY n', 'RowBinary', {
+      params: { to: 3 },
+    });
     // RowBinary: UInt32 little-endian, then the string as a varint length and its bytes.
     expect([...bytes]).toEqual([0, 0, 0, 0, 1, 48, 1, 0, 0, 0, 1, 49, 2, 0, 0, 0, 1, 50]);
   });
@@ -144,7 +147,7 @@ describe(`engine (${TEST_BACKEND})`, () => {
   });
 
   it('reports an engine error that happens after the first bytes as a stream error', async () => {
-    const stream = t.engine.stream('SELECT throwIf(n = 2500000, \'boom\') AS x FROM big', 'CSV');
+    const stream = t.engine.stream("SELECT throwIf(n = 2500000, 'boom') AS x FROM big", 'CSV');
     const error = await new Promise<Error | null>((resolve) => {
       stream.on('data', () => {});
       stream.on('error', resolve);
@@ -156,7 +159,10 @@ describe(`engine (${TEST_BACKEND})`, () => {
 
 describe.runIf(TEST_BACKEND === 'embedded')('embedded data directory lock', () => {
   it('a second process on the same DATA_DIR exits with one clear line', () => {
-    const r = spawnSync('node_modules/.bin/tsx', ['scripts/migrate.ts'], { env: { ...process.env, DATA_DIR: t.dataDir, CLICKHOUSE_URL: '' }, encoding: 'utf8' });
+    const r = spawnSync('node_modules/.bin/tsx', ['scripts/migrate.ts'], {
+      env: { ...process.env, DATA_DIR: t.dataDir, CLICKHOUSE_URL: '' },
+      encoding: 'utf8',
+    });
     expect(r.status).toBe(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/frame-files.js';
-import { startOrderbookApp, type OrderbookApp } from './support/orderbook-app.js';
+import { type OrderbookApp, startOrderbookApp } from './support/orderbook-app.js';
 
 /**
  * `/v1/execution-price` (docs/API.md §4) against fills computed by hand: every expected number below is
@@ -41,7 +41,16 @@ beforeAll(async () => {
         bids: [...bids].reverse().map(level),
         asks: [...asks].reverse().map(level),
       }),
-      JSON.stringify({ asset_id: ASSET, market: '0xexec', price: '0.40', side: 'BUY', size: '0', hash: 'h', timestamp: String(T + 1000), event_type: 'price_change' }),
+      JSON.stringify({
+        asset_id: ASSET,
+        market: '0xexec',
+        price: '0.40',
+        side: 'BUY',
+        size: '0',
+        hash: 'h',
+        timestamp: String(T + 1000),
+        event_type: 'price_change',
+      }),
     ],
     { sourceId: 'execution-price' },
   );

@@ -1,14 +1,14 @@
-import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { serve, type ServerType } from '@hono/node-server';
+import { type ServerType, serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
 import { exportCuts, streamTicksExport } from '../src/queries/ticks-export.js';
 import { firstBytesThenDisconnect, runningQueries } from './support/export-disconnect.js';
-import { generateStream, json, replayStream, startTicksApp, type ExpectedTick, type TicksApp } from './support/ticks-fixture.js';
+import { type ExpectedTick, generateStream, json, replayStream, startTicksApp, type TicksApp } from './support/ticks-fixture.js';
 
 const A = '424242';
 const BIG = '999000';
@@ -64,11 +64,14 @@ const num = (n: number) => String(n);
 const csvField = (s: string) => (/[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
 const expectedCsv = (ticks: ExpectedTick[]) =>
   'timestamp,event_type,side,best_bid,best_ask,price,size\n' +
-  ticks.map((k) => [k.t, k.event, csvField(k.side), num(k.best_bid), num(k.best_ask), num(k.price), num(k.size)].join(',') + '\n').join('');
+  ticks.map((k) => `${[k.t, k.event, csvField(k.side), num(k.best_bid), num(k.best_ask), num(k.price), num(k.size)].join(',')}\n`).join('');
 const expectedJsonl = (ticks: ExpectedTick[]) =>
-  ticks.map((k) => JSON.stringify({ t: k.t, event: k.event, side: k.side, best_bid: k.best_bid, best_ask: k.best_ask, price: k.price, size: k.size }) + '\n').join('');
+  ticks
+    .map((k) => `${JSON.stringify({ t: k.t, event: k.event, side: k.side, best_bid: k.best_bid, best_ask: k.best_ask, price: k.price, size: k.size })}\n`)
+    .join('');
 
-const exportUrl = (params: Record<string, string | number>) => `/v1/ticks/export?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]))}`;
+const exportUrl = (params: Record<string, string | number>) =>
+  `/v1/ticks/export?${new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]))}`;
 
 describe('GET /v1/ticks/export', () => {
   it('CSV: exact header, rows, headers', async () => {
@@ -169,7 +172,9 @@ describe('an export over many months', () => {
     };
     for (let t = from; t < Date.UTC(2026, 3, 1); t += 86_400_000 * 3 + 12_345) at(t, 1 + (t % 3));
     for (const cut of cuts) for (const t of [cut - 1, cut, cut + 1]) at(t, 3);
-    const values = ticks.map((k) => `('${W}', fromUnixTimestamp64Milli(${k.t}, 'UTC'), ${k.seq}, 'price_change', 'YES', 0.1, 0.9, ${k.price}, ${k.size}, '0xw')`);
+    const values = ticks.map(
+      (k) => `('${W}', fromUnixTimestamp64Milli(${k.t}, 'UTC'), ${k.seq}, 'price_change', 'YES', 0.1, 0.9, ${k.price}, ${k.size}, '0xw')`,
+    );
     await t.deps.engine.command(`INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, market) VALUES ${values.join(', ')}`);
     ticks.sort((a, b) => a.t - b.t || a.seq - b.seq);
   });
@@ -179,9 +184,13 @@ describe('an export over many months', () => {
   it('CSV and JSONL hold every tick once, in (t, seq) order, across the cuts', async () => {
     const end = Date.UTC(2026, 5, 1);
     const csv = await (await t.get(exportUrl({ asset_id: W, start: from - 1_000, end }))).text();
-    expect(csv).toBe('timestamp,event_type,side,best_bid,best_ask,price,size\n' + ticks.map(csvRow).join(''));
+    expect(csv).toBe(`timestamp,event_type,side,best_bid,best_ask,price,size\n${ticks.map(csvRow).join('')}`);
     const jsonl = await (await t.get(exportUrl({ asset_id: W, start: from - 1_000, end, format: 'jsonl' }))).text();
-    expect(jsonl).toBe(ticks.map((k) => JSON.stringify({ t: k.t, event: 'price_change', side: 'YES', best_bid: 0.1, best_ask: 0.9, price: k.price, size: k.size }) + '\n').join(''));
+    expect(jsonl).toBe(
+      ticks
+        .map((k) => `${JSON.stringify({ t: k.t, event: 'price_change', side: 'YES', best_bid: 0.1, best_ask: 0.9, price: k.price, size: k.size })}\n`)
+        .join(''),
+    );
   });
 
   it('a range starting or ending on a cut, or inside one window, reads exactly its ticks', async () => {
@@ -192,7 +201,13 @@ describe('an export over many months', () => {
       [from, cuts[0] - 1],
     ]) {
       const csv = await (await t.get(exportUrl({ asset_id: W, start, end }))).text();
-      expect(csv).toBe('timestamp,event_type,side,best_bid,best_ask,price,size\n' + ticks.filter((k) => k.t >= start && k.t <= end).map(csvRow).join(''));
+      expect(csv).toBe(
+        'timestamp,event_type,side,best_bid,best_ask,price,size\n' +
+          ticks
+            .filter((k) => k.t >= start && k.t <= end)
+            .map(csvRow)
+            .join(''),
+      );
     }
   });
 
@@ -202,7 +217,11 @@ describe('an export over many months', () => {
     let lookups = 0;
     const engine = t.deps.engine;
     const recording = Object.create(engine, {
-      stream: { value: (sql: string, format: string, o: { params: { start: number; end: number } }) => (reads.push([o.params.start, o.params.end]), engine.stream(sql, format, o)) },
+      stream: {
+        value: (sql: string, format: string, o: { params: { start: number; end: number } }) => (
+          reads.push([o.params.start, o.params.end]), engine.stream(sql, format, o)
+        ),
+      },
       compactRows: { value: (...a: Parameters<Engine['compactRows']>) => (lookups++, engine.compactRows(...a)) },
     }) as Engine;
     const drain = async (start: number, end: number) => {
@@ -210,7 +229,14 @@ describe('an export over many months', () => {
     };
     const end = Date.UTC(2026, 5, 1);
     await drain(from - 1_000, end);
-    expect({ reads, lookups }).toEqual({ reads: [[from - 1_000, cuts[0] - 1], [cuts[0], cuts[1] - 1], [cuts[1], end]], lookups: 1 });
+    expect({ reads, lookups }).toEqual({
+      reads: [
+        [from - 1_000, cuts[0] - 1],
+        [cuts[0], cuts[1] - 1],
+        [cuts[1], end],
+      ],
+      lookups: 1,
+    });
     reads.length = lookups = 0;
     await drain(cuts[0], cuts[0] + 86_400_000);
     expect({ reads, lookups }).toEqual({ reads: [[cuts[0], cuts[0] + 86_400_000]], lookups: 0 });

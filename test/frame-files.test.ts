@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
 import { loadMigrations } from '../src/clickhouse/migrations.js';
-import { replayFile, replayLines, type ReplayProgress } from '../src/ingest/frame-files.js';
+import { type ReplayProgress, replayFile, replayLines } from '../src/ingest/frame-files.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { fixturePath } from './support/fixtures.js';
 
@@ -83,11 +83,22 @@ describe('replaying the sample capture', () => {
       { params: { a: '350977769852917329387037893294763093471844346281449484439085576212613048126' } },
     );
     expect(book.is_checkpoint).toBe(0);
-    expect(book.bids.map((l) => [l.price, l.size])).toEqual([[0.07, 182528.55], [0.06, 219685.67], [0.05, 507106.18], [0.04, 171213.7], [0.03, 37268.67], [0.02, 70281.2], [0.01, 3149725.72]]);
+    expect(book.bids.map((l) => [l.price, l.size])).toEqual([
+      [0.07, 182528.55],
+      [0.06, 219685.67],
+      [0.05, 507106.18],
+      [0.04, 171213.7],
+      [0.03, 37268.67],
+      [0.02, 70281.2],
+      [0.01, 3149725.72],
+    ]);
     expect(book.asks).toHaveLength(57);
-    const markets = await engine.rows(`SELECT outcome, toUnixTimestamp64Milli(updated_at) AS updated_at FROM markets FINAL WHERE market = {m:String} ORDER BY outcome DESC`, {
-      params: { m: '0x311d0c4b6671ab54af4970c06fcf58662516f5168997bdda209ec3db5aa6b0c1' },
-    });
+    const markets = await engine.rows(
+      `SELECT outcome, toUnixTimestamp64Milli(updated_at) AS updated_at FROM markets FINAL WHERE market = {m:String} ORDER BY outcome DESC`,
+      {
+        params: { m: '0x311d0c4b6671ab54af4970c06fcf58662516f5168997bdda209ec3db5aa6b0c1' },
+      },
+    );
     expect(markets.map((r) => [r.outcome, Number(r.updated_at)])).toEqual([
       ['Yes', 1766790415550],
       ['No', 1766790415550],
@@ -115,12 +126,34 @@ describe('replaying the sample capture', () => {
 
     const other = join(dir, 'other-frames.bin');
     const lines = [
-      JSON.stringify([{ event_type: 'book', asset_id: 'gz-asset', market: '0xgz', timestamp: '1700000000000', bids: [{ price: '0.4', size: '10' }], asks: [{ price: '0.6', size: '10' }] }]),
-      JSON.stringify({ event_type: 'price_change', market: '0xgz', timestamp: '1700000001000', price_changes: [{ asset_id: 'gz-asset', price: '0.45', size: '5', side: 'BUY' }] }),
+      JSON.stringify([
+        {
+          event_type: 'book',
+          asset_id: 'gz-asset',
+          market: '0xgz',
+          timestamp: '1700000000000',
+          bids: [{ price: '0.4', size: '10' }],
+          asks: [{ price: '0.6', size: '10' }],
+        },
+      ]),
+      JSON.stringify({
+        event_type: 'price_change',
+        market: '0xgz',
+        timestamp: '1700000001000',
+        price_changes: [{ asset_id: 'gz-asset', price: '0.45', size: '5', side: 'BUY' }],
+      }),
       'PONG',
-      JSON.stringify({ event_type: 'last_trade_price', asset_id: 'gz-asset', market: '0xgz', price: '0.6', size: '2', side: 'BUY', timestamp: '1700000002000' }),
+      JSON.stringify({
+        event_type: 'last_trade_price',
+        asset_id: 'gz-asset',
+        market: '0xgz',
+        price: '0.6',
+        size: '2',
+        side: 'BUY',
+        timestamp: '1700000002000',
+      }),
     ];
-    writeFileSync(other, gzipSync(lines.join('\r\n') + '\r\n'));
+    writeFileSync(other, gzipSync(`${lines.join('\r\n')}\r\n`));
     const summary = await replayFile(engine, other);
     expect(summary.normalizer.pongs).toBe(1);
     expect(summary.writer.rows).toEqual({ ticks: 3, book_snapshots: 1, markets: 0, book_checks: 1, capture_events: 0 });
@@ -139,12 +172,28 @@ describe('replayLines', () => {
     const lines: string[] = [];
     const t0 = Date.UTC(2025, 0, 1);
     for (let a = 0; a < 5; a++) {
-      lines.push(JSON.stringify({ event_type: 'book', asset_id: `gen-${a}`, market: '0xgen', timestamp: String(t0), bids: [{ price: '0.4', size: '1' }], asks: [{ price: '0.6', size: '1' }] }));
+      lines.push(
+        JSON.stringify({
+          event_type: 'book',
+          asset_id: `gen-${a}`,
+          market: '0xgen',
+          timestamp: String(t0),
+          bids: [{ price: '0.4', size: '1' }],
+          asks: [{ price: '0.6', size: '1' }],
+        }),
+      );
     }
     for (let i = 0; i < 2995; i++) {
       const side = i % 2 === 0 ? 'BUY' : 'SELL';
       const price = side === 'BUY' ? (0.3 + (i % 10) / 100).toFixed(2) : (0.61 + (i % 10) / 100).toFixed(2);
-      lines.push(JSON.stringify({ event_type: 'price_change', market: '0xgen', timestamp: String(t0 + i * 1000), price_changes: [{ asset_id: `gen-${i % 5}`, price, size: String(i % 7), side }] }));
+      lines.push(
+        JSON.stringify({
+          event_type: 'price_change',
+          market: '0xgen',
+          timestamp: String(t0 + i * 1000),
+          price_changes: [{ asset_id: `gen-${i % 5}`, price, size: String(i % 7), side }],
+        }),
+      );
     }
     return lines;
   }
@@ -175,9 +224,25 @@ describe('replayLines', () => {
   it('writes batches larger than one 4 MiB buffer chunk, with non-ASCII labels intact', async () => {
     const t0 = Date.UTC(2025, 1, 1);
     const lines = [
-      JSON.stringify({ event_type: 'new_market', market: '0xutf', question: '¿Llueve mañana? 雨', slug: 'lluvia', assets_ids: ['utf-si', 'utf-no'], outcomes: ['Sí', 'Nö'], timestamp: String(t0) }),
+      JSON.stringify({
+        event_type: 'new_market',
+        market: '0xutf',
+        question: '¿Llueve mañana? 雨',
+        slug: 'lluvia',
+        assets_ids: ['utf-si', 'utf-no'],
+        outcomes: ['Sí', 'Nö'],
+        timestamp: String(t0),
+      }),
       ...Array.from({ length: 40_000 }, (_, i) =>
-        JSON.stringify({ event_type: 'last_trade_price', asset_id: i % 2 ? 'utf-no' : 'utf-si', market: '0xutf', price: '0.5', size: String(i + 1), side: 'BUY', timestamp: String(t0 + i) }),
+        JSON.stringify({
+          event_type: 'last_trade_price',
+          asset_id: i % 2 ? 'utf-no' : 'utf-si',
+          market: '0xutf',
+          price: '0.5',
+          size: String(i + 1),
+          side: 'BUY',
+          timestamp: String(t0 + i),
+        }),
       ),
     ];
     const summary = await replayLines(engine, lines, { sourceId: 'utf-test' });

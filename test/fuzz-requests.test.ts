@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey, hashApiKey } from '../src/auth/keys.js';
 import { ManualClock } from '../src/clock.js';
 import { replayLines } from '../src/ingest/frame-files.js';
-import { startBillingApp, type BillingApp } from './support/billing-app.js';
+import { type BillingApp, startBillingApp } from './support/billing-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 /**
@@ -71,8 +71,44 @@ afterAll(async () => {
 
 /** Values that break parsers: signs, exponents, huge, fractional, empty, control and non-ASCII, encodings. */
 const nastyText = fc.oneof(
-  fc.constantFrom('', ' ', '0', '-1', '1e308', '1e-320', '5e-324', 'NaN', 'Infinity', '-0', '0x10', '1_000', '9'.repeat(400), '1.5', '.', 'null', 'true', '[]', '{}',
-    '%', '%zz', '%00', '%C0%AF', '\u0000', '\uD800', '😀', '../../etc/passwd', "' OR 1=1 --", '{{7*7}}', 'BUY', 'SELL', 'csv', 'parquet', '1h', ASSET, String(NOW)),
+  fc.constantFrom(
+    '',
+    ' ',
+    '0',
+    '-1',
+    '1e308',
+    '1e-320',
+    '5e-324',
+    'NaN',
+    'Infinity',
+    '-0',
+    '0x10',
+    '1_000',
+    '9'.repeat(400),
+    '1.5',
+    '.',
+    'null',
+    'true',
+    '[]',
+    '{}',
+    '%',
+    '%zz',
+    '%00',
+    '%C0%AF',
+    '\u0000',
+    '\uD800',
+    '😀',
+    '../../etc/passwd',
+    "' OR 1=1 --",
+    '{{7*7}}',
+    'BUY',
+    'SELL',
+    'csv',
+    'parquet',
+    '1h',
+    ASSET,
+    String(NOW),
+  ),
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
   fc.integer().map(String),
@@ -93,7 +129,10 @@ const pathOf = fc
   .tuple(
     fc.nat(),
     nastyText,
-    fc.oneof({ weight: 4, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom('/', '//', '/x', '%2F..', '%zz', '%', '.json', '?', '#frag', ';a=1') }),
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constant('') },
+      { weight: 1, arbitrary: fc.constantFrom('/', '//', '/x', '%2F..', '%zz', '%', '.json', '?', '#frag', ';a=1') },
+    ),
   )
   .map(([i, id, suffix]) => {
     const route = paths[i % paths.length];
@@ -119,15 +158,31 @@ const contentType = fc.constantFrom(
 );
 
 /** Arrays or objects nested `depth` levels around a value, kept under the 16 KiB body limit or just over it. */
-const nested = fc.tuple(fc.integer({ min: 1, max: 9_000 }), fc.boolean()).map(([depth, arrays]) =>
-  arrays ? `${'['.repeat(depth)}1${']'.repeat(depth)}` : `${'{"a":'.repeat(Math.min(depth, 3_000))}1${'}'.repeat(Math.min(depth, 3_000))}`,
-);
+const nested = fc
+  .tuple(fc.integer({ min: 1, max: 9_000 }), fc.boolean())
+  .map(([depth, arrays]) =>
+    arrays ? `${'['.repeat(depth)}1${']'.repeat(depth)}` : `${'{"a":'.repeat(Math.min(depth, 3_000))}1${'}'.repeat(Math.min(depth, 3_000))}`,
+  );
 
 const body = fc.oneof(
   fc.constant(undefined),
   fc.json({ maxDepth: 4 }),
   fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify({ plan: v, email: v, payment_status: v, invoice_id: v, order_id: v })),
-  fc.constantFrom('{"plan":"monthly"}', '{"plan":"free"}', '{"email":"a@b.c"}', '{"email":"not an email"}', '{', '}', 'null', '[]', '""', 'plan=monthly', '\u0000', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}'),
+  fc.constantFrom(
+    '{"plan":"monthly"}',
+    '{"plan":"free"}',
+    '{"email":"a@b.c"}',
+    '{"email":"not an email"}',
+    '{',
+    '}',
+    'null',
+    '[]',
+    '""',
+    'plan=monthly',
+    '\u0000',
+    '{"__proto__":{"x":1}}',
+    '{"constructor":{"prototype":{}}}',
+  ),
   fc.string({ maxLength: 200 }),
   fc.string({ unit: 'binary', maxLength: 200 }),
   nested.map((n) => `{"plan":${n}}`),
@@ -136,25 +191,33 @@ const body = fc.oneof(
 );
 
 const authorization = fc.oneof(
-  { weight: 1, arbitrary: fc.constantFrom(undefined, '', 'Bearer', 'Bearer ', 'Basic Zm9vOmJhcg==', 'Bearer th_live_short', `Bearer ${'A'.repeat(5_000)}`, 'bearer  x y') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(undefined, '', 'Bearer', 'Bearer ', 'Basic Zm9vOmJhcg==', 'Bearer th_live_short', `Bearer ${'A'.repeat(5_000)}`, 'bearer  x y'),
+  },
   // Mostly a valid key, so the request gets past authentication to the parameters and the body.
   { weight: 4, arbitrary: fc.constantFrom('unlimited', 'free').map((plan) => () => `Bearer ${keys[plan as keyof typeof keys]}`) },
   { weight: 1, arbitrary: nastyText.map((t) => `Bearer ${t}`) },
 );
 
-const request = fc.record({
-  target: pathOf,
-  // Mostly the route's own method.
-  method: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS') }),
-  authorization,
-  contentType,
-  body,
-  accept: fc.constantFrom(undefined, 'application/json', 'text/html', '*/*', 'garbage'),
-  acceptEncoding: fc.constantFrom(undefined, 'gzip', 'zstd', 'br', 'identity', 'gzip;q=0, *;q=0', 'x'.repeat(300)),
-  requestId: fc.oneof(fc.constant(undefined), nastyText, fc.constant('x'.repeat(200))),
-  forwardedFor: fc.oneof(fc.constant(undefined), nastyText),
-  signature: fc.oneof(fc.constant(undefined), nastyText, fc.constant('ab'.repeat(64))),
-}).chain((r) => queryOf(r.target.route.params).map((rawQuery) => ({ ...r, rawQuery })));
+const request = fc
+  .record({
+    target: pathOf,
+    // Mostly the route's own method.
+    method: fc.oneof(
+      { weight: 4, arbitrary: fc.constant(undefined) },
+      { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS') },
+    ),
+    authorization,
+    contentType,
+    body,
+    accept: fc.constantFrom(undefined, 'application/json', 'text/html', '*/*', 'garbage'),
+    acceptEncoding: fc.constantFrom(undefined, 'gzip', 'zstd', 'br', 'identity', 'gzip;q=0, *;q=0', 'x'.repeat(300)),
+    requestId: fc.oneof(fc.constant(undefined), nastyText, fc.constant('x'.repeat(200))),
+    forwardedFor: fc.oneof(fc.constant(undefined), nastyText),
+    signature: fc.oneof(fc.constant(undefined), nastyText, fc.constant('ab'.repeat(64))),
+  })
+  .chain((r) => queryOf(r.target.route.params).map((rawQuery) => ({ ...r, rawQuery })));
 
 /** Header values a Fetch `Headers` accepts (it refuses control characters and non-Latin-1). */
 const headerSafe = (value: string) => value.replace(/[^\x20-\x7e]/g, '?');

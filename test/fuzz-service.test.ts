@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contractViolations, targetClass, type SentRequest } from './support/fuzz/contract.js';
+import { contractViolations, type SentRequest, targetClass } from './support/fuzz/contract.js';
 import { CATEGORIES, FuzzHarness, type FuzzReport, findingsDigest, summaryLine } from './support/fuzz/harness.js';
 import type { RawResponse } from './support/fuzz/raw-http.js';
 import { FuzzService } from './support/fuzz/service.js';
@@ -51,7 +51,14 @@ describe('fuzz harness against the service process (issue 24)', () => {
 });
 
 describe('the harness checks (they must be able to fail)', () => {
-  const sent = (target: string, extra: Partial<SentRequest> = {}): SentRequest => ({ method: 'GET', target, kind: 'route', sentAt: Date.now(), secrets: [], ...extra });
+  const sent = (target: string, extra: Partial<SentRequest> = {}): SentRequest => ({
+    method: 'GET',
+    target,
+    kind: 'route',
+    sentAt: Date.now(),
+    secrets: [],
+    ...extra,
+  });
   const res = (status: number, body: string, headers: [string, string][] = [['content-type', 'application/json']]): RawResponse => ({
     version: 'HTTP/1.1',
     status,
@@ -65,17 +72,29 @@ describe('the harness checks (they must be able to fail)', () => {
     expect(contractViolations(sent('/v1/ticks?x'), res(400, '{"detail":{"error":"invalid_parameter","message":"m","param":"x"}}'))).toEqual([]);
     expect(contractViolations(sent('/nope'), res(404, '{"detail":{"message":"Not found"}}'))).toEqual([]);
     expect(contractViolations(sent('/v1/clob/k/at/1/book'), res(404, '{"error":"No orderbook exists for the requested token id"}'))).toEqual([]);
-    expect(contractViolations(sent('/v1/ticks/export'), res(200, `timestamp,x\n${Date.now() - 5}\n`, [['content-type', 'text/csv; charset=utf-8']]))).toEqual([]);
+    expect(contractViolations(sent('/v1/ticks/export'), res(200, `timestamp,x\n${Date.now() - 5}\n`, [['content-type', 'text/csv; charset=utf-8']]))).toEqual(
+      [],
+    );
   });
 
   it('flags a 5xx, an error without a JSON body, the wrong shape, an echoed key and an export row from the future', () => {
     expect(contractViolations(sent('/v1/ticks'), res(500, '{"detail":{"error":"internal_error","message":"m"}}'))[0]).toMatch(/^5xx/);
     expect(contractViolations(sent('//', { kind: 'raw' }), res(400, '', []))).toEqual(['error without a JSON body: 400 Content-Type "" body ""']);
     expect(contractViolations(sent('/v1/clob//at/1/book'), res(404, '{"detail":{"message":"Not found"}}'))[0]).toMatch(/not Polymarket's/);
-    expect(contractViolations(sent('/v1/ticks'), res(400, '{"detail":{"error":"invalid_parameter","message":"m"}}'))).toEqual(['invalid_parameter without detail.param']);
+    expect(contractViolations(sent('/v1/ticks'), res(400, '{"detail":{"error":"invalid_parameter","message":"m"}}'))).toEqual([
+      'invalid_parameter without detail.param',
+    ]);
     const key = 'th_live_0123456789abcdefghijklmnopqrstuvwxyz';
-    expect(contractViolations(sent(`//v1/clob/${key}/at/1/book`, { secrets: [key] }), res(404, `{"detail":{"message":"Not found: GET //v1/clob/${key}/at/1/book"}}`))[0]).toMatch(/^key echoed/);
-    const future = contractViolations(sent('/v1/orderbook/export'), res(200, `timestamp,best_bid\n${Date.now() + 3_600_000},0.5\n`, [['content-type', 'text/csv; charset=utf-8']]));
+    expect(
+      contractViolations(
+        sent(`//v1/clob/${key}/at/1/book`, { secrets: [key] }),
+        res(404, `{"detail":{"message":"Not found: GET //v1/clob/${key}/at/1/book"}}`),
+      )[0],
+    ).toMatch(/^key echoed/);
+    const future = contractViolations(
+      sent('/v1/orderbook/export'),
+      res(200, `timestamp,best_bid\n${Date.now() + 3_600_000},0.5\n`, [['content-type', 'text/csv; charset=utf-8']]),
+    );
     expect(future[0]).toMatch(/^export row in the future/);
   });
 

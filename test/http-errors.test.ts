@@ -6,7 +6,7 @@ import { EngineUnavailableError } from '../src/clickhouse/errors.js';
 import { ManualClock } from '../src/clock.js';
 import type { AppEnv } from '../src/http/context.js';
 import { renderError, renderNotFound } from '../src/http/render-error.js';
-import { startBillingApp, type BillingApp } from './support/billing-app.js';
+import { type BillingApp, startBillingApp } from './support/billing-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 /**
@@ -82,12 +82,42 @@ describe('framework errors render in the contract shape', () => {
 
 describe('domain errors map to the API error table (docs/API.md §6)', () => {
   const cases: [string, Error, number, unknown, Record<string, string>][] = [
-    ['ClickHouse unreachable', new EngineUnavailableError('down'), 503, { detail: { error: 'service_unavailable', message: 'ClickHouse is unavailable; retry shortly.' } }, { 'retry-after': '5' }],
-    ['account store unreachable', new StoreUnavailableError(), 503, { detail: { error: 'service_unavailable', message: 'The account store is unavailable; retry shortly.' } }, { 'retry-after': '5' }],
-    ['the account of a key vanished', new AccountNotFoundError('a1'), 401, { detail: { error: 'invalid_api_key', message: 'The account of this API key no longer exists.' } }, {}],
-    ['payment processor failed', new PaymentProviderError('The provider said no; nothing was charged.'), 502, { detail: { error: 'payment_provider_error', message: 'The provider said no; nothing was charged.' } }, {}],
+    [
+      'ClickHouse unreachable',
+      new EngineUnavailableError('down'),
+      503,
+      { detail: { error: 'service_unavailable', message: 'ClickHouse is unavailable; retry shortly.' } },
+      { 'retry-after': '5' },
+    ],
+    [
+      'account store unreachable',
+      new StoreUnavailableError(),
+      503,
+      { detail: { error: 'service_unavailable', message: 'The account store is unavailable; retry shortly.' } },
+      { 'retry-after': '5' },
+    ],
+    [
+      'the account of a key vanished',
+      new AccountNotFoundError('a1'),
+      401,
+      { detail: { error: 'invalid_api_key', message: 'The account of this API key no longer exists.' } },
+      {},
+    ],
+    [
+      'payment processor failed',
+      new PaymentProviderError('The provider said no; nothing was charged.'),
+      502,
+      { detail: { error: 'payment_provider_error', message: 'The provider said no; nothing was charged.' } },
+      {},
+    ],
     ['IPN signature', new IpnSignatureError('bad signature'), 401, { detail: { error: 'invalid_signature', message: 'bad signature' } }, {}],
-    ['IPN member', new IpnPayloadError('payment_status', 'payment_status must be one of …'), 400, { detail: { error: 'invalid_parameter', message: 'payment_status must be one of …', param: 'payment_status' } }, {}],
+    [
+      'IPN member',
+      new IpnPayloadError('payment_status', 'payment_status must be one of …'),
+      400,
+      { detail: { error: 'invalid_parameter', message: 'payment_status must be one of …', param: 'payment_status' } },
+      {},
+    ],
     ['IPN invoice unknown', new InvoiceNotFoundError('No invoice matches.'), 404, { detail: { message: 'No invoice matches.' } }, {}],
   ];
 
@@ -118,7 +148,9 @@ describe('domain errors map to the API error table (docs/API.md §6)', () => {
   it('anything else is a 500 internal_error naming the request id', async () => {
     const res = await app.request('/bug');
     expect(res.status).toBe(500);
-    expect(await res.json()).toEqual({ detail: { error: 'internal_error', message: 'Internal error; quote request_id when reporting it.', request_id: 'req-1' } });
+    expect(await res.json()).toEqual({
+      detail: { error: 'internal_error', message: 'Internal error; quote request_id when reporting it.', request_id: 'req-1' },
+    });
   });
 
   it('a client that went away gets no body (499 in the access log), not a 500', async () => {
@@ -189,7 +221,9 @@ describe('/v1/openapi.json documents every error body', () => {
       .flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as const));
     expect(operations.map(([name]) => name).sort()).toEqual(Object.keys(EXPECTED_ERRORS).sort());
     for (const [name, op] of operations) {
-      const errors = Object.keys(op.responses).map(Number).filter((s) => s >= 400);
+      const errors = Object.keys(op.responses)
+        .map(Number)
+        .filter((s) => s >= 400);
       expect(errors.sort(), name).toEqual(EXPECTED_ERRORS[name]);
       for (const status of errors) {
         const schema = name.includes('/v1/clob/') ? 'PolymarketError' : status === 404 ? 'NotFound' : 'Error';

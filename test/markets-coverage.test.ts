@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/frame-files.js';
-import { startDataApp, type DataApp } from './support/data-app.js';
 import { bookFrame, capture } from './support/coverage-lines.js';
+import { type DataApp, startDataApp } from './support/data-app.js';
 import { json } from './support/ticks-fixture.js';
 
 /**

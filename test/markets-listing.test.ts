@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/frame-files.js';
-import { generateStream, json, replayStream, startTicksApp, type ExpectedTick, type TicksApp } from './support/ticks-fixture.js';
+import { type ExpectedTick, generateStream, json, replayStream, startTicksApp, type TicksApp } from './support/ticks-fixture.js';
 
 const START = Date.UTC(2026, 5, 18, 0, 0, 0, 0);
 const NOW = Date.UTC(2026, 5, 20, 12);
@@ -52,7 +52,13 @@ beforeAll(async () => {
     for (const a of groups[g]) meta.set(a.asset_id, a);
   }
   // A token without metadata: ticks say UNKNOWN, no question/slug.
-  const orphan = generateStream({ assets: [{ asset_id: '4242', market: '0xnometa', outcome: 'x', question: 'x' }], start: START, events: 50, meanGapMs: 1000, seed: 5 });
+  const orphan = generateStream({
+    assets: [{ asset_id: '4242', market: '0xnometa', outcome: 'x', question: 'x' }],
+    start: START,
+    events: 50,
+    meanGapMs: 1000,
+    seed: 5,
+  });
   const lines = orphan.lines;
   await replayLines(t.deps.engine, lines, { sourceId: 'orphan' });
   all.push(...orphan.ticks.map((k) => ({ ...k, side: 'UNKNOWN' })));
@@ -78,7 +84,11 @@ describe('GET /v1/markets (public)', () => {
     expect(byId.data.map((e: { asset_id: string }) => e.asset_id).sort()).toEqual(['500', '501']);
     expect(byId.meta.total).toBe(2);
     const byQuestion = await json(await get('/v1/markets?search=BITCOIN%20UP'));
-    expect(byQuestion.data.map((e: { asset_id: string }) => e.asset_id)).toEqual(expectedEntries().filter((e) => ['9', '10'].includes(e.asset_id)).map((e) => e.asset_id));
+    expect(byQuestion.data.map((e: { asset_id: string }) => e.asset_id)).toEqual(
+      expectedEntries()
+        .filter((e) => ['9', '10'].includes(e.asset_id))
+        .map((e) => e.asset_id),
+    );
     const none = await json(await get('/v1/markets?search=%25%27%22'));
     expect(none).toEqual({ success: true, data: [], meta: { count: 0, offset: 0, limit: 100, total: 0 } });
   });

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseGammaMarkets } from '../src/ingest/gamma.js';
 import type { CheckpointPolicy, Level, OrderBook } from '../src/book/index.js';
 import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../src/clickhouse/rows.js';
+import { parseGammaMarkets } from '../src/ingest/gamma.js';
 import { fileSeq, Normalizer } from '../src/ingest/normalizer.js';
 import { fixturePath } from './support/fixtures.js';
 
@@ -60,23 +60,143 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
     const s = (line: number, item: number) => seqOf(line, item);
     expect(ticks).toEqual([
       // line 1: initial dump, two books (best of the new book, price/size 0)
-      { asset_id: A, t: 1766481546487, seq: s(1, 0), event: 'book', side: 'UNKNOWN', best_bid: 0.49, best_ask: 0.5, price: 0, size: 0, book_side: '', market: M1 },
-      { asset_id: B, t: 1766481546487, seq: s(1, 1), event: 'book', side: 'UNKNOWN', best_bid: 0.5, best_ask: 0.51, price: 0, size: 0, book_side: '', market: M1 },
+      {
+        asset_id: A,
+        t: 1766481546487,
+        seq: s(1, 0),
+        event: 'book',
+        side: 'UNKNOWN',
+        best_bid: 0.49,
+        best_ask: 0.5,
+        price: 0,
+        size: 0,
+        book_side: '',
+        market: M1,
+      },
+      {
+        asset_id: B,
+        t: 1766481546487,
+        seq: s(1, 1),
+        event: 'book',
+        side: 'UNKNOWN',
+        best_bid: 0.5,
+        best_ask: 0.51,
+        price: 0,
+        size: 0,
+        book_side: '',
+        market: M1,
+      },
       // line 2: current price_change, one item per asset, best bid/ask from the items
-      { asset_id: A, t: 1766481546776, seq: s(2, 0), event: 'price_change', side: 'UNKNOWN', best_bid: 0.49, best_ask: 0.5, price: 0.49, size: 55, book_side: 'BUY', market: M1 },
-      { asset_id: B, t: 1766481546776, seq: s(2, 1), event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 0.51, price: 0.51, size: 55, book_side: 'SELL', market: M1 },
+      {
+        asset_id: A,
+        t: 1766481546776,
+        seq: s(2, 0),
+        event: 'price_change',
+        side: 'UNKNOWN',
+        best_bid: 0.49,
+        best_ask: 0.5,
+        price: 0.49,
+        size: 55,
+        book_side: 'BUY',
+        market: M1,
+      },
+      {
+        asset_id: B,
+        t: 1766481546776,
+        seq: s(2, 1),
+        event: 'price_change',
+        side: 'UNKNOWN',
+        best_bid: 0.5,
+        best_ask: 0.51,
+        price: 0.51,
+        size: 55,
+        book_side: 'SELL',
+        market: M1,
+      },
       // line 3: B's book re-sent
-      { asset_id: B, t: 1766481547845, seq: s(3, 0), event: 'book', side: 'UNKNOWN', best_bid: 0.49, best_ask: 0.5, price: 0, size: 0, book_side: '', market: M1 },
+      {
+        asset_id: B,
+        t: 1766481547845,
+        seq: s(3, 0),
+        event: 'book',
+        side: 'UNKNOWN',
+        best_bid: 0.49,
+        best_ask: 0.5,
+        price: 0,
+        size: 0,
+        book_side: '',
+        market: M1,
+      },
       // line 4: book listing asks descending: best ask is the lowest, 0.08
-      { asset_id: C, t: 1786604072222, seq: s(4, 0), event: 'book', side: 'UNKNOWN', best_bid: 0.07, best_ask: 0.08, price: 0, size: 0, book_side: '', market: M4 },
+      {
+        asset_id: C,
+        t: 1786604072222,
+        seq: s(4, 0),
+        event: 'book',
+        side: 'UNKNOWN',
+        best_bid: 0.07,
+        best_ask: 0.08,
+        price: 0,
+        size: 0,
+        book_side: '',
+        market: M4,
+      },
       // lines 5-8: new_market, market_resolved, best_bid_ask, tick_size_change: no ticks
       // line 9: trade on an asset without a book
-      { asset_id: D, t: 1750428146322, seq: s(9, 0), event: 'last_trade_price', side: 'UNKNOWN', best_bid: 0, best_ask: 1, price: 0.456, size: 219.217767, book_side: 'BUY', market: M9 },
+      {
+        asset_id: D,
+        t: 1750428146322,
+        seq: s(9, 0),
+        event: 'last_trade_price',
+        side: 'UNKNOWN',
+        best_bid: 0,
+        best_ask: 1,
+        price: 0.456,
+        size: 219.217767,
+        book_side: 'BUY',
+        market: M9,
+      },
       // line 10: price_change on assets without books; the items carry best bid/ask
-      { asset_id: E, t: 1757908892351, seq: s(10, 0), event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 1, price: 0.5, size: 200, book_side: 'BUY', market: M10 },
-      { asset_id: F, t: 1757908892351, seq: s(10, 1), event: 'price_change', side: 'UNKNOWN', best_bid: 0, best_ask: 0.5, price: 0.5, size: 200, book_side: 'SELL', market: M10 },
+      {
+        asset_id: E,
+        t: 1757908892351,
+        seq: s(10, 0),
+        event: 'price_change',
+        side: 'UNKNOWN',
+        best_bid: 0.5,
+        best_ask: 1,
+        price: 0.5,
+        size: 200,
+        book_side: 'BUY',
+        market: M10,
+      },
+      {
+        asset_id: F,
+        t: 1757908892351,
+        seq: s(10, 1),
+        event: 'price_change',
+        side: 'UNKNOWN',
+        best_bid: 0,
+        best_ask: 0.5,
+        price: 0.5,
+        size: 200,
+        book_side: 'SELL',
+        market: M10,
+      },
       // line 11: legacy changes[] without best bid/ask: from E's book (bid 0.5 from line 10, ask 0.4 now)
-      { asset_id: E, t: 1729084877448, seq: s(11, 0), event: 'price_change', side: 'UNKNOWN', best_bid: 0.5, best_ask: 0.4, price: 0.4, size: 3300, book_side: 'SELL', market: M10 },
+      {
+        asset_id: E,
+        t: 1729084877448,
+        seq: s(11, 0),
+        event: 'price_change',
+        side: 'UNKNOWN',
+        best_bid: 0.5,
+        best_ask: 0.4,
+        price: 0.4,
+        size: 3300,
+        book_side: 'SELL',
+        market: M10,
+      },
     ]);
   });
 
@@ -87,15 +207,39 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
       [B, 1766481547845, seqOf(3, 0), 0, M1, 49, 50],
       [C, 1786604072222, seqOf(4, 0), 0, M4, 7, 57],
     ]);
-    expect(snapshots[0].bids.slice(0, 2)).toEqual([[0.49, 60], [0.48, 172.92]]);
+    expect(snapshots[0].bids.slice(0, 2)).toEqual([
+      [0.49, 60],
+      [0.48, 172.92],
+    ]);
     expect(snapshots[0].bids.at(-1)).toEqual([0.01, 3769.8]);
-    expect(snapshots[0].asks.slice(0, 2)).toEqual([[0.5, 16], [0.51, 182.92]]);
+    expect(snapshots[0].asks.slice(0, 2)).toEqual([
+      [0.5, 16],
+      [0.51, 182.92],
+    ]);
     expect(snapshots[0].asks.at(-1)).toEqual([0.99, 3641.8]);
     // Line 3 replaces B's book: line 2's change to 0.51 is gone.
-    expect(snapshots[2].bids.slice(0, 2)).toEqual([[0.49, 150.92], [0.48, 212]]);
-    expect(snapshots[2].asks.slice(0, 2)).toEqual([[0.5, 28.84], [0.51, 50]]);
-    expect(snapshots[3].bids).toEqual([[0.07, 182528.55], [0.06, 219685.67], [0.05, 507106.18], [0.04, 171213.7], [0.03, 37268.67], [0.02, 70281.2], [0.01, 3149725.72]]);
-    expect(snapshots[3].asks.slice(0, 3)).toEqual([[0.08, 228198.28], [0.09, 153220.41], [0.1, 93315.63]]);
+    expect(snapshots[2].bids.slice(0, 2)).toEqual([
+      [0.49, 150.92],
+      [0.48, 212],
+    ]);
+    expect(snapshots[2].asks.slice(0, 2)).toEqual([
+      [0.5, 28.84],
+      [0.51, 50],
+    ]);
+    expect(snapshots[3].bids).toEqual([
+      [0.07, 182528.55],
+      [0.06, 219685.67],
+      [0.05, 507106.18],
+      [0.04, 171213.7],
+      [0.03, 37268.67],
+      [0.02, 70281.2],
+      [0.01, 3149725.72],
+    ]);
+    expect(snapshots[3].asks.slice(0, 3)).toEqual([
+      [0.08, 228198.28],
+      [0.09, 153220.41],
+      [0.1, 93315.63],
+    ]);
     for (const r of snapshots) {
       expect(r.bids.every((l, i) => i === 0 || l[0] < r.bids[i - 1][0])).toBe(true);
       expect(r.asks.every((l, i) => i === 0 || l[0] > r.asks[i - 1][0])).toBe(true);
@@ -108,10 +252,44 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
     const newsomMarket = '0x0f49db97f71c68b1e42a6d16e3de93d85dbf7d4148e3f018eb79e88554be9f75';
     const nvdaQ = 'Will NVIDIA (NVDA) close above $240 end of January?';
     expect(markets).toEqual([
-      { asset_id: '54533043819946592547517511176940999955633860128497669742211153063842200957669', market: newsomMarket, outcome: 'Yes', question: newsom, slug: newsomSlug, min_order_size: 5, tick_size: 0.001, neg_risk: true, updated_at: Date.parse('2026-06-14T11:04:26.005Z') },
-      { asset_id: '87854174148074652060467921081181402357467303721471806610111179101805869578687', market: newsomMarket, outcome: 'No', question: newsom, slug: newsomSlug, min_order_size: 5, tick_size: 0.001, neg_risk: true, updated_at: Date.parse('2026-06-14T11:04:26.005Z') },
-      { asset_id: '76043073756653678226373981964075571318267289248134717369284518995922789326425', market: NVDA, outcome: 'Yes', question: nvdaQ, slug: 'nvda-above-240-on-january-30-2026', updated_at: 1766790415550 },
-      { asset_id: '31690934263385727664202099278545688007799199447969475608906331829650099442770', market: NVDA, outcome: 'No', question: nvdaQ, slug: 'nvda-above-240-on-january-30-2026', updated_at: 1766790415550 },
+      {
+        asset_id: '54533043819946592547517511176940999955633860128497669742211153063842200957669',
+        market: newsomMarket,
+        outcome: 'Yes',
+        question: newsom,
+        slug: newsomSlug,
+        min_order_size: 5,
+        tick_size: 0.001,
+        neg_risk: true,
+        updated_at: Date.parse('2026-06-14T11:04:26.005Z'),
+      },
+      {
+        asset_id: '87854174148074652060467921081181402357467303721471806610111179101805869578687',
+        market: newsomMarket,
+        outcome: 'No',
+        question: newsom,
+        slug: newsomSlug,
+        min_order_size: 5,
+        tick_size: 0.001,
+        neg_risk: true,
+        updated_at: Date.parse('2026-06-14T11:04:26.005Z'),
+      },
+      {
+        asset_id: '76043073756653678226373981964075571318267289248134717369284518995922789326425',
+        market: NVDA,
+        outcome: 'Yes',
+        question: nvdaQ,
+        slug: 'nvda-above-240-on-january-30-2026',
+        updated_at: 1766790415550,
+      },
+      {
+        asset_id: '31690934263385727664202099278545688007799199447969475608906331829650099442770',
+        market: NVDA,
+        outcome: 'No',
+        question: nvdaQ,
+        slug: 'nvda-above-240-on-january-30-2026',
+        updated_at: 1766790415550,
+      },
     ]);
   });
 
@@ -145,7 +323,13 @@ const book = (t: number, bids: [string, string][], asks: [string, string][], ass
     asks: asks.map(([price, size]) => ({ price, size })),
   });
 const legacy = (t: number, changes: [string, string, string][], asset = ASSET) =>
-  JSON.stringify({ event_type: 'price_change', asset_id: asset, market: '0xm', timestamp: String(t), changes: changes.map(([price, side, size]) => ({ price, side, size })) });
+  JSON.stringify({
+    event_type: 'price_change',
+    asset_id: asset,
+    market: '0xm',
+    timestamp: String(t),
+    changes: changes.map(([price, side, size]) => ({ price, side, size })),
+  });
 const trade = (t: number, price: string, size: string, asset = ASSET) =>
   JSON.stringify({ event_type: 'last_trade_price', asset_id: asset, market: '0xm', price, side: 'BUY', size, fee_rate_bps: '0', timestamp: String(t) });
 const brief = (r: TickRow) => [r.event, r.best_bid, r.best_ask, r.price, r.size];
@@ -153,7 +337,17 @@ const brief = (r: TickRow) => [r.event, r.best_bid, r.best_ask, r.price, r.size]
 describe('book state', () => {
   it('size "0" removes a level and the best price moves to the next one', () => {
     const { ticks, normalizer } = run([
-      book(1000, [['0.4', '10'], ['0.5', '20']], [['0.6', '30'], ['0.7', '40']]),
+      book(
+        1000,
+        [
+          ['0.4', '10'],
+          ['0.5', '20'],
+        ],
+        [
+          ['0.6', '30'],
+          ['0.7', '40'],
+        ],
+      ),
       legacy(1001, [['0.5', 'BUY', '0']]),
       legacy(1002, [['0.6', 'SELL', '0']]),
       legacy(1003, [['0.45', 'BUY', '5']]),
@@ -166,13 +360,26 @@ describe('book state', () => {
       ['price_change', 0.45, 0.7, 0.45, 5],
       ['price_change', 0.45, 0.7, 0.45, 7],
     ]);
-    expect(sides(normalizer.book(ASSET)!)).toEqual({ bids: [[0.45, 7], [0.4, 10]], asks: [[0.7, 40]] });
+    expect(sides(normalizer.book(ASSET)!)).toEqual({
+      bids: [
+        [0.45, 7],
+        [0.4, 10],
+      ],
+      asks: [[0.7, 40]],
+    });
   });
 
   it('an empty side has best bid 0 and best ask 1; size-0 book levels are never stored', () => {
     const { ticks, snapshots } = run([
       book(1000, [], []),
-      book(2000, [['0.3', '0'], ['0.2', '5']], [['0.8', '0']]),
+      book(
+        2000,
+        [
+          ['0.3', '0'],
+          ['0.2', '5'],
+        ],
+        [['0.8', '0']],
+      ),
       legacy(2001, [['0.2', 'BUY', '0']]),
       legacy(2002, [['0.9', 'SELL', '1']]),
       legacy(2003, [['0.9', 'SELL', '0']]),
@@ -191,7 +398,12 @@ describe('book state', () => {
   });
 
   it('a price_change before any book yields a tick and starts a book from empty', () => {
-    const { ticks, snapshots, normalizer } = run([legacy(5000, [['0.3', 'BUY', '100'], ['0.6', 'SELL', '50']])]);
+    const { ticks, snapshots, normalizer } = run([
+      legacy(5000, [
+        ['0.3', 'BUY', '100'],
+        ['0.6', 'SELL', '50'],
+      ]),
+    ]);
     expect(ticks.map(brief)).toEqual([
       ['price_change', 0.3, 1, 0.3, 100],
       ['price_change', 0.3, 0.6, 0.6, 50],
@@ -201,11 +413,7 @@ describe('book state', () => {
   });
 
   it('a last_trade_price reports the current book, changes nothing and creates no book', () => {
-    const { ticks, normalizer } = run([
-      trade(1000, '0.42', '12.5'),
-      book(2000, [['0.4', '1']], [['0.45', '2']]),
-      trade(2001, '0.45', '2'),
-    ]);
+    const { ticks, normalizer } = run([trade(1000, '0.42', '12.5'), book(2000, [['0.4', '1']], [['0.45', '2']]), trade(2001, '0.45', '2')]);
     expect(ticks.map(brief)).toEqual([
       ['last_trade_price', 0, 1, 0.42, 12.5],
       ['book', 0.4, 0.45, 0, 0],
@@ -219,7 +427,12 @@ describe('book state', () => {
     const { ticks } = run([
       book(1000, [['0.4', '1']], [['0.6', '1']]),
       JSON.stringify({ event_type: 'price_change', asset_id: ASSET, market: '0xm', timestamp: '1001', hash: 'h', price: '0.5', side: 'BUY', size: '3' }),
-      JSON.stringify({ market: '0xm', timestamp: '1002', event_type: 'price_change', price_changes: [{ asset_id: ASSET, price: '0.55', size: '4', side: 'SELL', hash: 'h' }] }),
+      JSON.stringify({
+        market: '0xm',
+        timestamp: '1002',
+        event_type: 'price_change',
+        price_changes: [{ asset_id: ASSET, price: '0.55', size: '4', side: 'SELL', hash: 'h' }],
+      }),
     ]);
     expect(ticks.map(brief)).toEqual([
       ['book', 0.4, 0.6, 0, 0],
@@ -237,23 +450,38 @@ describe('checkpoints', () => {
       [
         book(1000, [['0.4', '1']], [['0.6', '1']]),
         legacy(1001, [['0.41', 'BUY', '2']]),
-        legacy(1002, [['0.6', 'SELL', '0'], ['0.59', 'SELL', '3']]),
+        legacy(1002, [
+          ['0.6', 'SELL', '0'],
+          ['0.59', 'SELL', '3'],
+        ]),
         legacy(1003, [['0.42', 'BUY', '1']]),
       ],
       { checkpoints: policy },
     );
     expect(snapshots.map((r) => [r.t, r.seq, r.is_checkpoint, r.bids, r.asks])).toEqual([
       [1000, ticks[0].seq, 0, [[0.4, 1]], [[0.6, 1]]],
-      [1002, ticks[3].seq, 1, [[0.41, 2], [0.4, 1]], [[0.59, 3]]],
+      [
+        1002,
+        ticks[3].seq,
+        1,
+        [
+          [0.41, 2],
+          [0.4, 1],
+        ],
+        [[0.59, 3]],
+      ],
     ]);
     expect(stats.checkpoints).toBe(1);
     expect(stats.snapshots).toBe(1);
   });
 
   it('stores one when a change comes 60 s of event time after the last snapshot', () => {
-    const { snapshots } = run([book(1000, [['0.4', '1']], []), legacy(60_999, [['0.3', 'BUY', '1']]), legacy(61_000, [['0.2', 'BUY', '1']]), legacy(61_001, [['0.1', 'BUY', '1']])], {
-      checkpoints: policy,
-    });
+    const { snapshots } = run(
+      [book(1000, [['0.4', '1']], []), legacy(60_999, [['0.3', 'BUY', '1']]), legacy(61_000, [['0.2', 'BUY', '1']]), legacy(61_001, [['0.1', 'BUY', '1']])],
+      {
+        checkpoints: policy,
+      },
+    );
     expect(snapshots.map((r) => [r.t, r.is_checkpoint, r.bids.length])).toEqual([
       [1000, 0, 1],
       [61_000, 1, 3],
@@ -294,9 +522,12 @@ describe('labels', () => {
       outcomes: ['Up', 'Down'],
       timestamp: '1500',
     });
-    const { ticks, markets } = run([trade(1000, '0.5', '1'), newMarket, trade(2000, '0.5', '1'), trade(2001, '0.5', '1', '222'), trade(2002, '0.5', '1', '333')], {
-      markets: [{ asset_id: '333', market: '0xg', outcome: 'Yes', question: 'q', slug: 's', updated_at: 0 }],
-    });
+    const { ticks, markets } = run(
+      [trade(1000, '0.5', '1'), newMarket, trade(2000, '0.5', '1'), trade(2001, '0.5', '1', '222'), trade(2002, '0.5', '1', '333')],
+      {
+        markets: [{ asset_id: '333', market: '0xg', outcome: 'Yes', question: 'q', slug: 's', updated_at: 0 }],
+      },
+    );
     expect(ticks.map((r) => [r.asset_id, r.side])).toEqual([
       [ASSET, 'UNKNOWN'],
       [ASSET, 'UP'],
@@ -321,7 +552,10 @@ describe('robustness', () => {
       JSON.stringify({ event_type: 'last_trade_price', market: '0xm', price: '0.5', size: '1', timestamp: '1001' }), // 5: no asset_id
       trade(1002, 'abc', '1'), // 6: non-numeric price
       `[${trade(1003, '0.5', '1')},${trade(1004, '0.5', '')}]`, // 7: one good, one bad event
-      legacy(1005, [['0.45', 'BUY', '1'], ['0.55', 'HOLD', '1']]), // 8: bad side: nothing applied
+      legacy(1005, [
+        ['0.45', 'BUY', '1'],
+        ['0.55', 'HOLD', '1'],
+      ]), // 8: bad side: nothing applied
       JSON.stringify({ event_type: 'price_change', asset_id: ASSET, timestamp: 'yesterday', changes: [] }), // 9: bad timestamp
       '42', // 10: not an object
       JSON.stringify({ price: '0.5' }), // 11: no event_type
@@ -349,7 +583,14 @@ describe('robustness', () => {
 
 describe('seq', () => {
   it('is unique and follows arrival order for equal t, and the same input gives the same values', () => {
-    const lines = [book(1000, [['0.4', '1']], []), legacy(1000, [['0.41', 'BUY', '1'], ['0.42', 'BUY', '1']]), trade(1000, '0.4', '1')];
+    const lines = [
+      book(1000, [['0.4', '1']], []),
+      legacy(1000, [
+        ['0.41', 'BUY', '1'],
+        ['0.42', 'BUY', '1'],
+      ]),
+      trade(1000, '0.4', '1'),
+    ];
     const first = run(lines, { sourceId: 'file-a' }).ticks.map((r) => r.seq);
     expect(first).toEqual([seqOf(1, 0, 'file-a'), seqOf(2, 0, 'file-a'), seqOf(2, 1, 'file-a'), seqOf(3, 0, 'file-a')]);
     expect(run(lines, { sourceId: 'file-a' }).ticks.map((r) => r.seq)).toEqual(first);

@@ -27,7 +27,7 @@ describe('numberText and writeNumber', () => {
   it('thousandths, cents and the doubles next to them at every binary magnitude', () => {
     const wrong: number[] = [];
     let seed = 15;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let exp = -10; exp <= 53; exp++) {
       for (let i = 0; i < 2000; i++) {
         const x = 2 ** exp * (1 + random());

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Candle } from '../src/queries/ohlcv.js';
-import { generateStream, json, replayStream, startTicksApp, type ExpectedTick, type TicksApp } from './support/ticks-fixture.js';
+import { type ExpectedTick, generateStream, json, replayStream, startTicksApp, type TicksApp } from './support/ticks-fixture.js';
 
 const A = '31337';
 const B = '31338';
@@ -39,7 +39,11 @@ function select(all: Candle[], resolution: string, q: { start?: number; end?: nu
 }
 
 const url = (params: Record<string, string | number | undefined>) =>
-  `/v1/ohlcv?${new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]))}`;
+  `/v1/ohlcv?${new URLSearchParams(
+    Object.entries(params)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  )}`;
 
 beforeAll(async () => {
   t = await startTicksApp(NOW);

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/frame-files.js';
-import { generateFrames, type FrameStream } from './support/book-frames.js';
-import { startDataApp, type DataApp } from './support/data-app.js';
+import { type FrameStream, generateFrames } from './support/book-frames.js';
+import { type DataApp, startDataApp } from './support/data-app.js';
 
 /**
  * Historical answers (an instant before the asset's newest stored event) of /v1/orderbook,
@@ -107,6 +107,13 @@ describe('ETag on historical answers', () => {
   it('openapi.json documents the 304', async () => {
     const doc = await (await app.app.request('/v1/openapi.json')).json();
     for (const path of ['/v1/orderbook', '/v1/price', '/v1/execution-price']) expect(Object.keys(doc.paths[path].get.responses)).toContain('304');
-    expect(doc.paths['/v1/orderbook/export'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['asset_id', 'start', 'end', 'depth', 'interval', 'format']);
+    expect(doc.paths['/v1/orderbook/export'].get.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'asset_id',
+      'start',
+      'end',
+      'depth',
+      'interval',
+      'format',
+    ]);
   });
 });

@@ -1,17 +1,17 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { request as httpRequest } from 'node:http';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { serve, type ServerType } from '@hono/node-server';
+import { type ServerType, serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/frame-files.js';
 import { bookRows } from '../src/book-history/dataset-rows.js';
-import { firstBytesThenDisconnect, runningQueries } from './support/export-disconnect.js';
-import { generateFrames, type FrameStream } from './support/book-frames.js';
+import { replayLines } from '../src/ingest/frame-files.js';
+import { type FrameStream, generateFrames } from './support/book-frames.js';
 import { BookModel, type ModelBook } from './support/book-model.js';
-import { startDataApp, type DataApp } from './support/data-app.js';
+import { type DataApp, startDataApp } from './support/data-app.js';
+import { firstBytesThenDisconnect, runningQueries } from './support/export-disconnect.js';
 
 /**
  * GET /v1/orderbook/export (docs/TIME-MACHINE.md §3) against the reference model and against
@@ -43,7 +43,15 @@ function withResentBooks(lines: string[]): string[] {
     const t = Number(frame.timestamp);
     const book = seen.bookAt(asset, t)!;
     const text = (levels: { price: number; size: number }[]) => levels.map((l) => ({ price: String(l.price), size: String(l.size) }));
-    const resent = JSON.stringify({ event_type: 'book', asset_id: asset, market: book.market, timestamp: String(t), hash: 'h', bids: text(book.bids), asks: text(book.asks) });
+    const resent = JSON.stringify({
+      event_type: 'book',
+      asset_id: asset,
+      market: book.market,
+      timestamp: String(t),
+      hash: 'h',
+      bids: text(book.bids),
+      asks: text(book.asks),
+    });
     seen.push(resent);
     out.push(resent);
   });
@@ -78,7 +86,11 @@ afterAll(async () => {
 });
 
 const url = (params: Record<string, string | number | undefined>) =>
-  `/v1/orderbook/export?${new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]))}`;
+  `/v1/orderbook/export?${new URLSearchParams(
+    Object.entries(params)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => [k, String(v)]),
+  )}`;
 
 const get = (path: string, headers: Record<string, string> = {}) => ob.get(path, headers);
 
@@ -127,18 +139,21 @@ describe('GET /v1/orderbook/export against the model', () => {
       for (const asset of stream.assets) {
         const times = model.times(asset);
         // From inside the history (the state before start counts) to before the end, and from before the first book.
-        for (const [start, end] of [[times[Math.floor(times.length / 3)] + 1, times[times.length - 5]], [stream.start - 5000, stream.end]]) {
+        for (const [start, end] of [
+          [times[Math.floor(times.length / 3)] + 1, times[times.length - 5]],
+          [stream.start - 5000, stream.end],
+        ]) {
           const rows = expectedRows(asset, start, end, interval);
           expect(rows.length, asset).toBeGreaterThan(20);
           const csv = await get(url({ asset_id: asset, start, end, depth, interval }));
           expect(csv.status).toBe(200);
           expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
           expect(csv.headers.get('content-disposition')).toBe(`attachment; filename="orderbook_${asset}_${start}_${end}.csv"`);
-          expect(await csv.text(), `${asset} csv`).toBe([header(depth).join(','), ...rows.map((r) => csvRow(r, depth))].join('\n') + '\n');
+          expect(await csv.text(), `${asset} csv`).toBe(`${[header(depth).join(','), ...rows.map((r) => csvRow(r, depth))].join('\n')}\n`);
 
           const jsonl = await get(url({ asset_id: asset, start, end, depth, interval, format: 'jsonl' }));
           expect(jsonl.headers.get('content-type')).toBe('application/x-ndjson');
-          expect(await jsonl.text(), `${asset} jsonl`).toBe(rows.map((r) => jsonlRow(r, depth) + '\n').join(''));
+          expect(await jsonl.text(), `${asset} jsonl`).toBe(rows.map((r) => `${jsonlRow(r, depth)}\n`).join(''));
 
           const parquet = await get(url({ asset_id: asset, start, end, depth, interval, format: 'parquet' }));
           expect(parquet.headers.get('content-type')).toBe('application/vnd.apache.parquet');
@@ -148,7 +163,13 @@ describe('GET /v1/orderbook/export against the model', () => {
           const back = await ob.te.engine.rows(`SELECT * FROM file('${file}', 'Parquet') SETTINGS output_format_json_quote_64bit_integers = 0`);
           const columns = header(depth);
           expect(back, `${asset} parquet`).toEqual(
-            rows.map((r) => Object.fromEntries(csvRow(r, depth).split(',').map((cell, i) => [columns[i], cell === '' ? null : Number(cell)]))),
+            rows.map((r) =>
+              Object.fromEntries(
+                csvRow(r, depth)
+                  .split(',')
+                  .map((cell, i) => [columns[i], cell === '' ? null : Number(cell)]),
+              ),
+            ),
           );
         }
       }
@@ -167,7 +188,10 @@ describe('GET /v1/orderbook/export against the model', () => {
     for (const asset of stream.assets) {
       for (const interval of [undefined, 1499]) {
         const res = await get(url({ asset_id: asset, start: stream.start, end: stream.end, depth: 7, interval, format: 'jsonl' }));
-        const rows = (await res.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+        const rows = (await res.text())
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l));
         expect(rows.length).toBeGreaterThan(50);
         for (let i = 0; i < rows.length; i += 8) {
           await Promise.all(
@@ -194,7 +218,10 @@ describe('GET /v1/orderbook/export against the model', () => {
     const ODD = '770077';
     const t0 = stream.end + 10_000;
     const bids = Array.from({ length: 120 }, (_, i) => ({ price: 0.99 - i * 0.0081 + 1e-17 * i, size: 1234.5678901 + i / 7 }));
-    const asks = Array.from({ length: 120 }, (_, i) => ({ price: 1 + i * 0.0103, size: i % 3 === 0 ? 1e21 * (i + 1) : i % 3 === 1 ? -1.2345678901234567e-6 : 5e-7 * (i + 1) }));
+    const asks = Array.from({ length: 120 }, (_, i) => ({
+      price: 1 + i * 0.0103,
+      size: i % 3 === 0 ? 1e21 * (i + 1) : i % 3 === 1 ? -1.2345678901234567e-6 : 5e-7 * (i + 1),
+    }));
     const changes: [number, 'BUY' | 'SELL', number, number][] = [
       [1, 'BUY', 0.47000000000000003, 100.125],
       [2, 'SELL', 0.30000000000000004, 0.1 + 0.2],
@@ -212,7 +239,10 @@ describe('GET /v1/orderbook/export against the model', () => {
     const expected: { time: number; book: ModelBook }[] = [];
     const snapshot = (time: number) => {
       const sorted = (m: Map<number, number>, desc: boolean) =>
-        [...m].filter(([, size]) => size > 0).sort((a, b) => (desc ? b[0] - a[0] : a[0] - b[0])).map(([price, size]) => ({ price, size }));
+        [...m]
+          .filter(([, size]) => size > 0)
+          .sort((a, b) => (desc ? b[0] - a[0] : a[0] - b[0]))
+          .map(([price, size]) => ({ price, size }));
       const b = sorted(book.bids, true);
       const a = sorted(book.asks, false);
       expected.push({ time, book: { bids: b, asks: a, best_bid: b[0]?.price ?? 0, best_ask: a[0]?.price ?? 1 } as ModelBook });
@@ -223,8 +253,8 @@ describe('GET /v1/orderbook/export against the model', () => {
       snapshot(t0 + dt);
     }
     const q = { asset_id: ODD, start: t0, end: t0 + 3, depth: 100 };
-    expect(await (await get(url(q))).text()).toBe([header(100).join(','), ...expected.map((r) => csvRow(r, 100))].join('\n') + '\n');
-    expect(await (await get(url({ ...q, format: 'jsonl' }))).text()).toBe(expected.map((r) => jsonlRow(r, 100) + '\n').join(''));
+    expect(await (await get(url(q))).text()).toBe(`${[header(100).join(','), ...expected.map((r) => csvRow(r, 100))].join('\n')}\n`);
+    expect(await (await get(url({ ...q, format: 'jsonl' }))).text()).toBe(expected.map((r) => `${jsonlRow(r, 100)}\n`).join(''));
   });
 
   it('an asset without a book: CSV is the header alone, JSONL empty, Parquet a valid file with no rows', async () => {
@@ -233,7 +263,9 @@ describe('GET /v1/orderbook/export against the model', () => {
     expect(await (await get(url({ ...q, format: 'jsonl' }))).text()).toBe('');
     const file = join(dir, 'empty.parquet');
     writeFileSync(file, Buffer.from(await (await get(url({ ...q, format: 'parquet' }))).arrayBuffer()));
-    expect(await ob.te.engine.rows(`SELECT count() AS n FROM file('${file}', 'Parquet') SETTINGS output_format_json_quote_64bit_integers = 0`)).toEqual([{ n: 0 }]);
+    expect(await ob.te.engine.rows(`SELECT count() AS n FROM file('${file}', 'Parquet') SETTINGS output_format_json_quote_64bit_integers = 0`)).toEqual([
+      { n: 0 },
+    ]);
   });
 
   it('depth defaults to 25; gzip decodes to the same bytes', async () => {
@@ -269,7 +301,11 @@ describe('GET /v1/orderbook/export against the model', () => {
     const key = await ob.keyFor('free');
     const res = await ob.app.request(url(ok), { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(403);
-    expect((await res.json()).detail).toMatchObject({ error: 'data_access_denied', plan: 'free', message: 'Your plan (free) only allows access to the last 0 day(s) of data.' });
+    expect((await res.json()).detail).toMatchObject({
+      error: 'data_access_denied',
+      plan: 'free',
+      message: 'Your plan (free) only allows access to the last 0 day(s) of data.',
+    });
     expect(res.headers.get('x-ratelimit-remaining')).toBe('99');
     expect((await ob.app.request(url(ok))).status).toBe(401);
   });

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/frame-files.js';
 import { SEGMENTS_READ } from '../src/book-history/cache.js';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { BookModel, type ModelBook } from './support/book-model.js';
-import { startOrderbookApp, type OrderbookApp } from './support/orderbook-app.js';
+import { type OrderbookApp, startOrderbookApp } from './support/orderbook-app.js';
 
 /**
  * The fallback reconstruction WITH a snapshot: a `book`, then more `price_change` events than the
@@ -51,13 +51,35 @@ function regionLines(r: number): string[] {
   // Region 0's snapshot levels are at 0.0x / 0.9x, region 1's at 0.1x / 0.8x: disjoint, and never touched by a change.
   const lines = [
     r === 0
-      ? book(start, [['0.05', '100'], ['0.06', '200'], ['0.07', '300']], [['0.95', '100'], ['0.94', '200']])
-      : book(start, [['0.15', '11'], ['0.16', '22']], [['0.85', '33'], ['0.84', '44'], ['0.83', '55']]),
+      ? book(
+          start,
+          [
+            ['0.05', '100'],
+            ['0.06', '200'],
+            ['0.07', '300'],
+          ],
+          [
+            ['0.95', '100'],
+            ['0.94', '200'],
+          ],
+        )
+      : book(
+          start,
+          [
+            ['0.15', '11'],
+            ['0.16', '22'],
+          ],
+          [
+            ['0.85', '33'],
+            ['0.84', '44'],
+            ['0.83', '55'],
+          ],
+        ),
   ];
   changeTimes(r).forEach((t, i) => {
     const bid = (0.3 + (i % 10) / 100).toFixed(2);
     const ask = (0.7 - (i % 10) / 100).toFixed(2);
-    const items: [('BUY' | 'SELL'), string, string][] = [
+    const items: ['BUY' | 'SELL', string, string][] = [
       ['BUY', bid, String(i + 1)],
       ['SELL', ask, `${i + 1}.5`],
     ];
@@ -146,8 +168,14 @@ describe('order book fallback reconstruction (a snapshot, then more changes than
     const latest = model.bookAt(ASSET, end)!;
     // The second region's untouched snapshot levels are there (0.15/0.16 bids, 0.85/0.83 asks; 0.84 was removed)
     // and none of the first region's (0.0x bids, 0.9x asks).
-    expect(latest.bids.filter((l) => l.price < 0.3)).toEqual([{ price: 0.16, size: 22 }, { price: 0.15, size: 11 }]);
-    expect(latest.asks.filter((l) => l.price > 0.7)).toEqual([{ price: 0.83, size: 55 }, { price: 0.85, size: 33 }]);
+    expect(latest.bids.filter((l) => l.price < 0.3)).toEqual([
+      { price: 0.16, size: 22 },
+      { price: 0.15, size: 11 },
+    ]);
+    expect(latest.asks.filter((l) => l.price > 0.7)).toEqual([
+      { price: 0.83, size: 55 },
+      { price: 0.85, size: 33 },
+    ]);
     expect(latest.bids.some((l) => l.price === 0.45)).toBe(false);
     const res = await ob.get(`/v1/orderbook?asset_id=${ASSET}&limit=100`);
     expect(res.body).toEqual({ success: true, data: expectedBook(latest) });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { replayLines } from '../src/ingest/frame-files.js';
 import { EVENTS_READ } from '../src/book-history/cache.js';
-import { generateFrames, type FrameStream } from './support/book-frames.js';
-import { BookModel, modelExecution, type ModelBook } from './support/book-model.js';
-import { startOrderbookApp, type OrderbookApp } from './support/orderbook-app.js';
+import { replayLines } from '../src/ingest/frame-files.js';
+import { type FrameStream, generateFrames } from './support/book-frames.js';
+import { BookModel, type ModelBook, modelExecution } from './support/book-model.js';
+import { type OrderbookApp, startOrderbookApp } from './support/orderbook-app.js';
 
 /**
  * The service against an independent model: a generated stream of raw frames is replayed through
@@ -17,7 +17,7 @@ interface Probe {
   asset: string;
   at: number;
 }
-let probes: Probe[] = [];
+const probes: Probe[] = [];
 
 beforeAll(async () => {
   stream = generateFrames(20260704, 3000);
@@ -29,7 +29,7 @@ beforeAll(async () => {
 
   // Deterministic probes: exactly at events, 1 ms before them, between them, before the first.
   let state = 7;
-  const rand = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (const asset of [...stream.assets, stream.tradeOnlyAsset]) {
     const times = model.times(asset);
     const first = times[0] ?? stream.start;
@@ -227,9 +227,7 @@ describe('order book reconstruction against the reference model', () => {
   it('gives the same answers after every checkpoint is dropped', async () => {
     const count = async (sql: string) => (await ob.te.engine.rows<{ n: number }>(sql))[0].n;
     const checkpoints = () =>
-      count(
-        "SELECT toUInt32((SELECT count() FROM book_snapshots WHERE is_checkpoint = 1) + (SELECT count() FROM book_events WHERE kind = 'checkpoint')) AS n",
-      );
+      count("SELECT toUInt32((SELECT count() FROM book_snapshots WHERE is_checkpoint = 1) + (SELECT count() FROM book_events WHERE kind = 'checkpoint')) AS n");
     expect(await checkpoints()).toBeGreaterThan(100);
     await ob.te.engine.command('ALTER TABLE book_snapshots DELETE WHERE is_checkpoint = 1 SETTINGS mutations_sync = 2');
     await ob.te.engine.command("ALTER TABLE book_events DELETE WHERE kind = 'checkpoint' SETTINGS mutations_sync = 2");

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/frame-files.js';
-import { startOrderbookApp, type OrderbookApp } from './support/orderbook-app.js';
+import { type OrderbookApp, startOrderbookApp } from './support/orderbook-app.js';
 
 /** Parameter validation (docs/API.md §5), errors (§6) and the history window (§2) of the five order book endpoints. */
 const NOW = Date.UTC(2026, 5, 25, 12, 0, 0);
@@ -30,8 +30,25 @@ beforeAll(async () => {
   await replayLines(
     ob.te.engine,
     [
-      book(OLD, OLD_T, [['0.4', '10'], ['0.45', '5']], [['0.55', '7']]),
-      JSON.stringify({ asset_id: OLD, market: '0xm', price: '0.45', side: 'BUY', size: '0', hash: 'h', timestamp: String(OLD_T + 10), event_type: 'price_change' }),
+      book(
+        OLD,
+        OLD_T,
+        [
+          ['0.4', '10'],
+          ['0.45', '5'],
+        ],
+        [['0.55', '7']],
+      ),
+      JSON.stringify({
+        asset_id: OLD,
+        market: '0xm',
+        price: '0.45',
+        side: 'BUY',
+        size: '0',
+        hash: 'h',
+        timestamp: String(OLD_T + 10),
+        event_type: 'price_change',
+      }),
       book(FRESH, FRESH_T, [['0.3', '1']], []),
     ],
     { sourceId: 'orderbook-validation' },
@@ -74,8 +91,8 @@ for (const path of Object.keys(BASE) as Path[]) {
 for (const path of ['/v1/orderbook', '/v1/price', '/v1/execution-price'] as const) {
   for (const bad of ['x', '-1', '1.5', '1e3']) cases.push([path, { timestamp: bad }, 'timestamp', TIME('timestamp')]);
 }
-cases.push([
-  '/v1/execution-price', { timestamp: null }, 'timestamp', required(TIME('timestamp'))],
+cases.push(
+  ['/v1/execution-price', { timestamp: null }, 'timestamp', required(TIME('timestamp'))],
   ['/v1/orderbook', { limit: '0' }, 'limit', INT('limit', 1, 100)],
   ['/v1/orderbook', { limit: '101' }, 'limit', INT('limit', 1, 100)],
   ['/v1/orderbook', { limit: 'ten' }, 'limit', INT('limit', 1, 100)],
@@ -178,16 +195,40 @@ describe('order book endpoints: errors, defaults and the history window', () => 
     expect(fresh.body.data).toMatchObject({ best_bid: 0.3, best_ask: 1, midpoint: 0.65, spread: 0.7 });
     const buy = await ob.get(`/v1/execution-price?asset_id=${FRESH}&side=BUY&amount=2.5&timestamp=${NOW}`);
     expect(buy.body.data).toEqual({
-      side: 'BUY', requested_amount: 2.5, filled_amount: 0, average_price: null, best_price: null, slippage: null, slippage_bps: null, fully_filled: false, fills: [],
+      side: 'BUY',
+      requested_amount: 2.5,
+      filled_amount: 0,
+      average_price: null,
+      best_price: null,
+      slippage: null,
+      slippage_bps: null,
+      fully_filled: false,
+      fills: [],
     });
     const sell = await ob.get(`/v1/execution-price?asset_id=${FRESH}&side=SELL&amount=2.5&timestamp=${NOW}`);
     expect(sell.body.data).toEqual({
-      side: 'SELL', requested_amount: 2.5, filled_amount: 1, average_price: 0.3, best_price: 0.3, slippage: 0, slippage_bps: 0, fully_filled: false, fills: [{ price: 0.3, size: 1 }],
+      side: 'SELL',
+      requested_amount: 2.5,
+      filled_amount: 1,
+      average_price: 0.3,
+      best_price: 0.3,
+      slippage: 0,
+      slippage_bps: 0,
+      fully_filled: false,
+      fills: [{ price: 0.3, size: 1 }],
     });
     // The smallest meaningful order, one millionth of a share, is answered.
     const tiny = await ob.get(`/v1/execution-price?asset_id=${FRESH}&side=SELL&amount=0.000001&timestamp=${NOW}`);
     expect(tiny.body.data).toEqual({
-      side: 'SELL', requested_amount: 0.000001, filled_amount: 0.000001, average_price: 0.3, best_price: 0.3, slippage: 0, slippage_bps: 0, fully_filled: true, fills: [{ price: 0.3, size: 0.000001 }],
+      side: 'SELL',
+      requested_amount: 0.000001,
+      filled_amount: 0.000001,
+      average_price: 0.3,
+      best_price: 0.3,
+      slippage: 0,
+      slippage_bps: 0,
+      fully_filled: true,
+      fills: [{ price: 0.3, size: 0.000001 }],
     });
     const history = await ob.get(`/v1/prices-history?asset_id=${OLD}&start=${OLD_T}&end=${NOW}`);
     expect(history.body).toEqual({
@@ -197,7 +238,10 @@ describe('order book endpoints: errors, defaults and the history window', () => 
     });
     const snapshots = await ob.get(`/v1/orderbook/range?asset_id=${OLD}&since=${OLD_T}&until=${NOW}`);
     expect(snapshots.body.meta).toEqual({ count: 1 });
-    expect(snapshots.body.data[0].bids).toEqual([{ price: 0.45, size: 5 }, { price: 0.4, size: 10 }]);
+    expect(snapshots.body.data[0].bids).toEqual([
+      { price: 0.45, size: 5 },
+      { price: 0.4, size: 10 },
+    ]);
     // Sampling: the points before the first book are skipped, then the first point on or after it.
     const sampled = await ob.get(`/v1/orderbook/range?asset_id=${OLD}&since=${OLD_T - 3000}&until=${NOW}&interval=1000&limit=2`);
     expect(sampled.body.data.map((b: { timestamp: number }) => b.timestamp)).toEqual([OLD_T, OLD_T + 10]);

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 
@@ -12,7 +12,9 @@ let output = '';
 let base = '';
 
 beforeAll(async () => {
-  child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./support/guarded-server.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./support/guarded-server.ts', import.meta.url))], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   const port = await new Promise<string>((resolve, reject) => {
@@ -33,7 +35,11 @@ it.each([
     detail: { error: 'internal_error', message: 'Internal error; quote request_id when reporting it.', request_id: `guard-${kind.split(' ')[0]}` },
   });
   // The log line travels on the child's stdout, apart from the answer: wait for it.
-  const logged = () => output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  const logged = () =>
+    output
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
   const wanted = expect.objectContaining({ level: 'error', msg: kind, request_id: `guard-${kind.split(' ')[0]}`, error: expect.stringContaining(message) });
   for (const started = Date.now(); Date.now() - started < 10_000 && !output.includes(`"msg":"${kind}"`); ) await new Promise((r) => setTimeout(r, 20));
   expect(logged()).toContainEqual(wanted);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ManualClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { loadDemoDataIfEmpty } from '../src/demo/load.js';
-import { startBillingApp, type BillingApp } from './support/billing-app.js';
+import { type BillingApp, startBillingApp } from './support/billing-app.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 
 /**
@@ -29,7 +29,9 @@ describe('defaults by deployment', () => {
 
   it('PAYMENTS=nowpayments without a key, or an unknown PAYMENTS, stops start-up with one line', () => {
     expect(() => loadConfig({ PAYMENTS: 'nowpayments' })).toThrow('Invalid configuration: NOWPAYMENTS_API_KEY is required when PAYMENTS=nowpayments');
-    expect(() => loadConfig({ PAYMENTS: 'free' })).toThrow('Invalid configuration: PAYMENTS="free": Invalid option: expected one of "nowpayments"|"sandbox"|"none"');
+    expect(() => loadConfig({ PAYMENTS: 'free' })).toThrow(
+      'Invalid configuration: PAYMENTS="free": Invalid option: expected one of "nowpayments"|"sandbox"|"none"',
+    );
   });
 });
 

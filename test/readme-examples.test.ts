@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './support/global-setup.js';
-import { startService, type ServiceProcess } from './support/service-process.js';
+import { type ServiceProcess, startService } from './support/service-process.js';
 
 /**
  * Every curl example of README.md, extracted from the file and run as printed against a fresh

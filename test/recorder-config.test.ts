@@ -3,14 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGunzip, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { splitLines } from '../src/clickhouse/lines.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { FrameArchive } from '../src/ingest/recorder/frame-archive.js';
 import { loadRecorderOptions } from '../src/ingest/recorder/options.js';
-import { splitLines } from '../src/clickhouse/lines.js';
 
 describe('recorder options', () => {
   it('has production defaults and takes flags over environment variables', () => {
-    const o = loadRecorderOptions({ RECORDER_ASSETS: '11,22', RECORDER_BATCH_ROWS: '500', GAMMA_URL: 'http://gamma.local/' }, ['--batch-rows', '700', '--archive', '/tmp/a']);
+    const o = loadRecorderOptions({ RECORDER_ASSETS: '11,22', RECORDER_BATCH_ROWS: '500', GAMMA_URL: 'http://gamma.local/' }, [
+      '--batch-rows',
+      '700',
+      '--archive',
+      '/tmp/a',
+    ]);
     expect(o).toMatchObject({
       wsUrl: 'wss://ws-subscriptions-clob.polymarket.com/ws/market',
       gammaUrl: 'http://gamma.local',
@@ -37,10 +42,14 @@ describe('recorder options', () => {
     expect(error({})).toBe('the recorder needs exactly one of --assets <id,...> (RECORDER_ASSETS) or --active (RECORDER_ACTIVE=1)');
     expect(error({ RECORDER_ACTIVE: '1' }, ['--assets', '1'])).toMatch(/exactly one of/);
     expect(error({ RECORDER_ACTIVE: '1', RECORDER_PING_INTERVAL_MS: 'soon' })).toMatch(/^Invalid recorder configuration: RECORDER_PING_INTERVAL_MS="soon": /);
-    expect(error({ RECORDER_ACTIVE: '1' }, ['--ws-url', 'http://x'])).toBe('Invalid recorder configuration: POLYMARKET_WS_URL="http://x": must start with ws:// or wss://');
+    expect(error({ RECORDER_ACTIVE: '1' }, ['--ws-url', 'http://x'])).toBe(
+      'Invalid recorder configuration: POLYMARKET_WS_URL="http://x": must start with ws:// or wss://',
+    );
     expect(error({}, ['--assets', '0xabc'])).toMatch(/^Invalid recorder configuration: RECORDER_ASSETS="0xabc": asset ids are decimal token ids/);
     expect(error({ RECORDER_ACTIVE: '1' }, ['--frobnicate', '1'])).toBe('unknown argument --frobnicate');
-    expect(error({ RECORDER_ACTIVE: '1' }, ['--ping-interval-ms', '40000'])).toBe('Invalid recorder configuration: RECORDER_STALE_AFTER_MS must be longer than RECORDER_PING_INTERVAL_MS');
+    expect(error({ RECORDER_ACTIVE: '1' }, ['--ping-interval-ms', '40000'])).toBe(
+      'Invalid recorder configuration: RECORDER_STALE_AFTER_MS must be longer than RECORDER_PING_INTERVAL_MS',
+    );
   });
 });
 
@@ -48,7 +57,9 @@ describe('one schema for the whole environment', () => {
   it('the service and the recorder parse the same variables: a bad recorder value stops the service too', () => {
     expect(loadConfig({ RECORDER_BATCH_ROWS: '250' }).RECORDER_BATCH_ROWS).toBe(250);
     expect(loadRecorderOptions({ RECORDER_ACTIVE: '1', RECORDER_BATCH_ROWS: '250' }).batchRows).toBe(250);
-    expect(() => loadConfig({ RECORDER_BATCH_ROWS: '0' })).toThrow(new ConfigError('Invalid configuration: RECORDER_BATCH_ROWS="0": Too small: expected number to be >=1'));
+    expect(() => loadConfig({ RECORDER_BATCH_ROWS: '0' })).toThrow(
+      new ConfigError('Invalid configuration: RECORDER_BATCH_ROWS="0": Too small: expected number to be >=1'),
+    );
     expect(() => loadRecorderOptions({ RECORDER_ACTIVE: '1', PORT: 'x' })).toThrow(/^Invalid recorder configuration: PORT="x": /);
   });
 });
@@ -68,7 +79,7 @@ describe('the frame archive', () => {
       const first = readFileSync(join(dir, 'polymarket-2026-03-01.jsonl.gz'));
       // Several members, each starting with the gzip magic and deflate method bytes.
       expect(first.filter((b, i) => b === 0x1f && first[i + 1] === 0x8b && first[i + 2] === 8).length).toBeGreaterThan(1);
-      expect(gunzipSync(first).toString('utf8')).toBe(frames.slice(0, 6).join('\n') + '\n');
+      expect(gunzipSync(first).toString('utf8')).toBe(`${frames.slice(0, 6).join('\n')}\n`);
       const lines: string[] = [];
       for await (const line of splitLines(createReadStream(join(dir, 'polymarket-2026-03-02.jsonl.gz')).pipe(createGunzip()))) lines.push(line);
       expect(lines).toEqual(frames.slice(6));

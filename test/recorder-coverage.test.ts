@@ -2,11 +2,11 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startRecorder, type Recorder } from '../src/ingest/recorder/recorder.js';
 import { replayFile } from '../src/ingest/frame-files.js';
-import { startDataApp, type DataApp } from './support/data-app.js';
-import { startGammaServer, type GammaServer } from './support/gamma-server.js';
-import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
+import { type Recorder, startRecorder } from '../src/ingest/recorder/recorder.js';
+import { type DataApp, startDataApp } from './support/data-app.js';
+import { type GammaServer, startGammaServer } from './support/gamma-server.js';
+import { type PolymarketWsServer, startPolymarketWsServer } from './support/polymarket-ws-server.js';
 import { captureLog, recorderOptions, truncateIngestTables, waitFor } from './support/recorder-harness.js';
 import { json } from './support/ticks-fixture.js';
 
@@ -47,8 +47,21 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const book = (asset: string, t: number, bid: string) => ({ event_type: 'book', market: '0xm', asset_id: asset, timestamp: String(t), hash: 'h', bids: [{ price: bid, size: '10' }], asks: [{ price: '0.6', size: '10' }] });
-const change = (asset: string, t: number, price: string) => ({ event_type: 'price_change', market: '0xm', timestamp: String(t), price_changes: [{ asset_id: asset, price, size: '5', side: 'BUY', hash: 'h' }] });
+const book = (asset: string, t: number, bid: string) => ({
+  event_type: 'book',
+  market: '0xm',
+  asset_id: asset,
+  timestamp: String(t),
+  hash: 'h',
+  bids: [{ price: bid, size: '10' }],
+  asks: [{ price: '0.6', size: '10' }],
+});
+const change = (asset: string, t: number, price: string) => ({
+  event_type: 'price_change',
+  market: '0xm',
+  timestamp: String(t),
+  price_changes: [{ asset_id: asset, price, size: '5', side: 'BUY', hash: 'h' }],
+});
 
 /** The stored capture records of an asset (or of the runs, asset ''), in order. */
 async function records(asset: string): Promise<{ t: number; kind: string; socket: number }[]> {
@@ -99,7 +112,14 @@ describe('a socket dropped for N seconds and resumed', () => {
     const [start, stop] = await records('');
     expect([start.kind, stop.kind]).toEqual(['start', 'stop']);
     const mine = await records(A);
-    expect(mine.map((r) => [r.kind, r.socket])).toEqual([['subscribe', 1], ['open', 1], ['resync', 1], ['close', 1], ['open', 1], ['resync', 1]]);
+    expect(mine.map((r) => [r.kind, r.socket])).toEqual([
+      ['subscribe', 1],
+      ['open', 1],
+      ['resync', 1],
+      ['close', 1],
+      ['open', 1],
+      ['resync', 1],
+    ]);
     const [subscribed, opened, , closed, reopened] = mine.map((r) => r.t);
     expect(start.t).toBeGreaterThanOrEqual(before);
     expect(closed).toBeGreaterThanOrEqual(droppedAt);
@@ -141,7 +161,9 @@ describe('a socket dropped for N seconds and resumed', () => {
     expect(await coverage(A, from, to)).toEqual(answer);
     // Replaying it again adds no row anywhere.
     const counts = async () => {
-      const [row] = await t.deps.engine.rows<Record<string, string | number>>(`SELECT (SELECT count() FROM capture_events) AS captures, (SELECT count() FROM book_checks) AS checks, (SELECT count() FROM ticks) AS ticks`);
+      const [row] = await t.deps.engine.rows<Record<string, string | number>>(
+        `SELECT (SELECT count() FROM capture_events) AS captures, (SELECT count() FROM book_checks) AS checks, (SELECT count() FROM ticks) AS ticks`,
+      );
       return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
     };
     const once = await counts();
@@ -154,9 +176,22 @@ describe('a socket dropped for N seconds and resumed', () => {
 
 describe('an asset added by discovery later, and the stop', () => {
   it('is not_subscribed before its subscription and not_recording after the stop', async () => {
-    const market = (i: number) => ({ id: String(i), conditionId: `0xc${i}`, question: `Q${i}?`, slug: `q${i}`, outcomes: '["Yes", "No"]', clobTokenIds: JSON.stringify([`${i}01`, `${i}02`]), active: true, closed: false, enableOrderBook: true });
+    const market = (i: number) => ({
+      id: String(i),
+      conditionId: `0xc${i}`,
+      question: `Q${i}?`,
+      slug: `q${i}`,
+      outcomes: '["Yes", "No"]',
+      clobTokenIds: JSON.stringify([`${i}01`, `${i}02`]),
+      active: true,
+      closed: false,
+      enableOrderBook: true,
+    });
     gamma.setMarkets([market(1)]);
-    recorder = await startRecorder(t.deps.engine, recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: null, discoveryIntervalMs: 100, archiveDir: dir }));
+    recorder = await startRecorder(
+      t.deps.engine,
+      recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: null, discoveryIntervalMs: 100, archiveDir: dir }),
+    );
     await waitFor(() => ws.open()[0]?.assets.size === 2, 'the first subscription');
     // The scenario's own durations, not waits for something: at least 300 ms during which 201 is
     // not subscribed yet, then at least 300 ms captured before the stop.

@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
-import { startRecorder, type Recorder } from '../src/ingest/recorder/recorder.js';
+import { type Recorder, startRecorder } from '../src/ingest/recorder/recorder.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
-import { startGammaServer, type GammaServer } from './support/gamma-server.js';
-import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
+import { type GammaServer, startGammaServer } from './support/gamma-server.js';
+import { type PolymarketWsServer, startPolymarketWsServer } from './support/polymarket-ws-server.js';
 import { recorderOptions, truncateIngestTables, waitFor } from './support/recorder-harness.js';
 
 let te: TestEngine;
@@ -54,7 +54,12 @@ function market(i: number, over: Record<string, unknown> = {}) {
 
 const tokens = (i: number) => [`${i}01`, `${i}02`];
 const subscribedAssets = () => ws.open().flatMap((c) => [...c.assets]);
-const priceChange = (asset: string, t: number) => ({ market: '0xm', timestamp: String(t), event_type: 'price_change', price_changes: [{ asset_id: asset, price: '0.5', size: '10', side: 'BUY' }] });
+const priceChange = (asset: string, t: number) => ({
+  market: '0xm',
+  timestamp: String(t),
+  event_type: 'price_change',
+  price_changes: [{ asset_id: asset, price: '0.5', size: '10', side: 'BUY' }],
+});
 
 describe('--active discovery', () => {
   it('pages through Gamma and subscribes every token of the active, open markets that have an order book', async () => {
@@ -75,10 +80,29 @@ describe('--active discovery', () => {
     expect(recorder.status()).toMatchObject({ assets: 2060, sockets: 6 });
 
     await recorder.stop();
-    const rows = (await engine.rows<{ updated_at: string | number }>('SELECT asset_id, market, outcome, question, slug, toUnixTimestamp64Milli(updated_at) AS updated_at FROM markets FINAL WHERE asset_id IN {a:Array(String)} ORDER BY asset_id', { params: { a: tokens(1000) } })).map((r) => ({ ...r, updated_at: Number(r.updated_at) }));
+    const rows = (
+      await engine.rows<{ updated_at: string | number }>(
+        'SELECT asset_id, market, outcome, question, slug, toUnixTimestamp64Milli(updated_at) AS updated_at FROM markets FINAL WHERE asset_id IN {a:Array(String)} ORDER BY asset_id',
+        { params: { a: tokens(1000) } },
+      )
+    ).map((r) => ({ ...r, updated_at: Number(r.updated_at) }));
     expect(rows).toEqual([
-      { asset_id: '100001', market: '0xc1000', outcome: 'Up', question: 'Question 1000?', slug: 'question-1000', updated_at: Date.parse('2026-01-02T03:04:05.678Z') },
-      { asset_id: '100002', market: '0xc1000', outcome: 'Down', question: 'Question 1000?', slug: 'question-1000', updated_at: Date.parse('2026-01-02T03:04:05.678Z') },
+      {
+        asset_id: '100001',
+        market: '0xc1000',
+        outcome: 'Up',
+        question: 'Question 1000?',
+        slug: 'question-1000',
+        updated_at: Date.parse('2026-01-02T03:04:05.678Z'),
+      },
+      {
+        asset_id: '100002',
+        market: '0xc1000',
+        outcome: 'Down',
+        question: 'Question 1000?',
+        slug: 'question-1000',
+        updated_at: Date.parse('2026-01-02T03:04:05.678Z'),
+      },
     ]);
     const [{ n }] = await engine.rows<{ n: string | number }>('SELECT count() AS n FROM markets FINAL');
     expect(Number(n)).toBe(2060);
@@ -113,7 +137,15 @@ describe('--active discovery', () => {
 
     gamma.setMarkets([market(1), market(2)]);
     await waitFor(() => subscribedAssets().length === 4, 'the refreshed subscription');
-    ws.publish({ event_type: 'new_market', market: '0xc3', question: 'Third?', slug: 'third', assets_ids: ['301', '302'], outcomes: ['Yes', 'No'], timestamp: '1766000000000' });
+    ws.publish({
+      event_type: 'new_market',
+      market: '0xc3',
+      question: 'Third?',
+      slug: 'third',
+      assets_ids: ['301', '302'],
+      outcomes: ['Yes', 'No'],
+      timestamp: '1766000000000',
+    });
     await waitFor(() => subscribedAssets().length === 6, 'the new_market subscription');
 
     expect(ws.connections).toHaveLength(1);
@@ -152,7 +184,9 @@ describe('--assets', () => {
     ws.publish(priceChange('102', 1_766_000_000_001));
     await waitFor(() => recorder!.status().frames === 2, 'the frames');
     await recorder.stop();
-    expect(ws.connections[0].received.filter((m) => m !== 'PING')).toEqual([JSON.stringify({ assets_ids: ['102'], type: 'market', custom_feature_enabled: true, initial_dump: true })]);
+    expect(ws.connections[0].received.filter((m) => m !== 'PING')).toEqual([
+      JSON.stringify({ assets_ids: ['102'], type: 'market', custom_feature_enabled: true, initial_dump: true }),
+    ]);
     expect(recorder.status().assets).toBe(1);
     const ticks = await engine.rows('SELECT asset_id, side FROM ticks');
     expect(ticks).toEqual([{ asset_id: '102', side: 'DOWN' }]);

@@ -1,16 +1,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import type { Engine } from '../src/clickhouse/engine.js';
-import { startRecorder, type Recorder } from '../src/ingest/recorder/recorder.js';
 import { replayFile } from '../src/ingest/frame-files.js';
+import { type Recorder, startRecorder } from '../src/ingest/recorder/recorder.js';
 import { metrics } from '../src/metrics.js';
 import { generateFrames } from './support/book-frames.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
-import { startGammaServer, type GammaServer } from './support/gamma-server.js';
-import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
+import { type GammaServer, startGammaServer } from './support/gamma-server.js';
+import { type PolymarketWsServer, startPolymarketWsServer } from './support/polymarket-ws-server.js';
 import { recorderOptions, storedRows, truncateIngestTables, waitFor } from './support/recorder-harness.js';
 
 let te: TestEngine;
@@ -53,7 +53,7 @@ function stream(seed: number, frames: number) {
 /** What replay stores from exactly the frames the server sent: the rows the recorder owes. */
 async function replayOfSent(sent: string[]) {
   const file = join(dir, `sent-${Date.now()}.jsonl`);
-  writeFileSync(file, sent.join('\n') + '\n');
+  writeFileSync(file, `${sent.join('\n')}\n`);
   await truncateIngestTables(engine);
   await replayFile(engine, file);
   return storedRows(engine);
@@ -139,7 +139,12 @@ describe('malformed frames', () => {
     recorder = await startRecorder(engine, recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: ['1001'] }));
     await waitFor(() => ws.open()[0]?.assets.size === 1, 'the subscription');
     const before = metrics.render();
-    const good = (t: number, price: string) => ({ market: '0xm', price_changes: [{ asset_id: '1001', price, size: '10', side: 'BUY' }], timestamp: String(t), event_type: 'price_change' });
+    const good = (t: number, price: string) => ({
+      market: '0xm',
+      price_changes: [{ asset_id: '1001', price, size: '10', side: 'BUY' }],
+      timestamp: String(t),
+      event_type: 'price_change',
+    });
     ws.publish(good(1_766_000_000_000, '0.4'));
     ws.publish('{"event_type":"price_change","asset_id":"1001","market":"0xm"');
     ws.publish({ event_type: 'price_change', asset_id: '1001', timestamp: '1766000000001', price: 'abc', side: 'BUY', size: '1' });
@@ -162,7 +167,7 @@ describe('malformed frames', () => {
 });
 
 describe('sharding', () => {
-  it('spreads assets over sockets of at most the configured size and stores every socket\'s frames', async () => {
+  it("spreads assets over sockets of at most the configured size and stores every socket's frames", async () => {
     ws = await startPolymarketWsServer();
     const s = stream(5, 600);
     s.books.forEach((b) => ws.setBook(b));

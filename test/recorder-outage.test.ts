@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine, QueryOptions, Settings } from '../src/clickhouse/engine.js';
 import { EngineUnavailableError } from '../src/clickhouse/errors.js';
-import { startRecorder } from '../src/ingest/recorder/recorder.js';
 import { replayFile } from '../src/ingest/frame-files.js';
+import { startRecorder } from '../src/ingest/recorder/recorder.js';
 import { generateFrames } from './support/book-frames.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
-import { startGammaServer, type GammaServer } from './support/gamma-server.js';
-import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
+import { type GammaServer, startGammaServer } from './support/gamma-server.js';
+import { type PolymarketWsServer, startPolymarketWsServer } from './support/polymarket-ws-server.js';
 import { captureLog, recorderOptions, storedRows, truncateIngestTables, waitFor } from './support/recorder-harness.js';
 
 /**
@@ -21,7 +21,10 @@ class Outage implements Engine {
   down = false;
   readonly backend;
   readonly location;
-  constructor(private readonly inner: Engine, private readonly te: TestEngine) {
+  constructor(
+    private readonly inner: Engine,
+    private readonly te: TestEngine,
+  ) {
     this.backend = inner.backend;
     this.location = inner.location;
   }
@@ -129,7 +132,7 @@ describe('ClickHouse unavailable for a while', () => {
     const recorded = await storedRows(engine);
     expect(recorded.ticks.length).toBeGreaterThan(4000);
     const file = join(dir, 'sent.jsonl');
-    writeFileSync(file, ws.sent.join('\n') + '\n');
+    writeFileSync(file, `${ws.sent.join('\n')}\n`);
     await truncateIngestTables(engine);
     await replayFile(engine, file);
     expect(await storedRows(engine)).toEqual(recorded);

@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
-import { startRecorder } from '../src/ingest/recorder/recorder.js';
 import { replayFile } from '../src/ingest/frame-files.js';
+import { startRecorder } from '../src/ingest/recorder/recorder.js';
 import { generateFrames } from './support/book-frames.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { fixturePath } from './support/fixtures.js';
-import { startGammaServer, type GammaServer } from './support/gamma-server.js';
-import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
+import { type GammaServer, startGammaServer } from './support/gamma-server.js';
+import { type PolymarketWsServer, startPolymarketWsServer } from './support/polymarket-ws-server.js';
 import { recorderOptions, storedRows, truncateIngestTables, waitFor } from './support/recorder-harness.js';
 
 const FRAMES_FILE = fixturePath('polymarket/ws-frames.jsonl');

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,10 +9,10 @@ import { runMigrations } from '../src/clickhouse/migrations.js';
 import { ServerEngine } from '../src/clickhouse/server.js';
 import { replayLines } from '../src/ingest/frame-files.js';
 import { generateFrames } from './support/book-frames.js';
+import { type ClickHouseHttpServer, startClickHouseHttpServer } from './support/clickhouse-http-server.js';
+import { type GammaServer, startGammaServer } from './support/gamma-server.js';
 import { freePort } from './support/global-setup.js';
-import { startClickHouseHttpServer, type ClickHouseHttpServer } from './support/clickhouse-http-server.js';
-import { startGammaServer, type GammaServer } from './support/gamma-server.js';
-import { startPolymarketWsServer, type PolymarketWsServer } from './support/polymarket-ws-server.js';
+import { type PolymarketWsServer, startPolymarketWsServer } from './support/polymarket-ws-server.js';
 import { storedRows, truncateIngestTables, waitFor } from './support/recorder-harness.js';
 
 /**
@@ -55,10 +55,29 @@ describe('npm run record', () => {
     const assets = [...s.assets, s.tradeOnlyAsset];
     const metricsPort = await freePort();
     // Batches only by size or a minute of age: every row is still buffered when SIGTERM comes.
-    const args = ['--assets', assets.join(','), '--batch-rows', '1000000', '--batch-age-ms', '60000', '--status-interval', '1', '--metrics-port', String(metricsPort)];
+    const args = [
+      '--assets',
+      assets.join(','),
+      '--batch-rows',
+      '1000000',
+      '--batch-age-ms',
+      '60000',
+      '--status-interval',
+      '1',
+      '--metrics-port',
+      String(metricsPort),
+    ];
     child = spawn(process.execPath, ['--import', 'tsx', 'src/record.ts', ...args], {
       cwd: ROOT,
-      env: { ...process.env, CLICKHOUSE_URL: clickhouse.url, POLYMARKET_WS_URL: ws.url, GAMMA_URL: gamma.url, RECORDER_PING_INTERVAL_MS: '200', LOG_LEVEL: 'info', DATA_DIR: join(dataDir, 'unused') },
+      env: {
+        ...process.env,
+        CLICKHOUSE_URL: clickhouse.url,
+        POLYMARKET_WS_URL: ws.url,
+        GAMMA_URL: gamma.url,
+        RECORDER_PING_INTERVAL_MS: '200',
+        LOG_LEVEL: 'info',
+        DATA_DIR: join(dataDir, 'unused'),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

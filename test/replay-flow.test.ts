@@ -1,10 +1,10 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import WebSocket from 'ws';
 import type { Engine, QueryOptions } from '../src/clickhouse/engine.js';
 import { waitFor } from './support/recorder-harness.js';
-import { startReplayService, type ReplayService } from './support/replay-service.js';
+import { type ReplayService, startReplayService } from './support/replay-service.js';
 
 /**
  * The replay's flow (docs/TIME-MACHINE.md §1.3): pacing by `speed`, back-pressure (a client that stops

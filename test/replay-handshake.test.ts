@@ -1,12 +1,12 @@
-import { request, type IncomingHttpHeaders } from 'node:http';
-import WebSocket from 'ws';
+import { type IncomingHttpHeaders, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { utcDay } from '../src/time.js';
+import WebSocket from 'ws';
 import { hashApiKey } from '../src/auth/keys.js';
 import { replayLines } from '../src/ingest/frame-files.js';
 import { setLogLevel } from '../src/log.js';
+import { utcDay } from '../src/time.js';
 import { generateFrames } from './support/book-frames.js';
-import { startReplayService, type ReplayService } from './support/replay-service.js';
+import { type ReplayService, startReplayService } from './support/replay-service.js';
 
 /**
  * The replay's handshake (docs/TIME-MACHINE.md §1 with docs/API.md §2, §6): validation, auth, the plan window
@@ -64,7 +64,13 @@ describe('handshake errors: ordinary HTTP responses, no upgrade', () => {
     [{ from: '1.5', to: 5 }, invalid('from', 'from must be an integer of Unix milliseconds (UTC), 0 or more')],
     [{ from: 5, to: -1 }, invalid('to', 'to must be an integer of Unix milliseconds (UTC), 0 or more')],
     [{ from: 6, to: 5 }, invalid('from', 'from must be less than or equal to to')],
-    ...['0', '-1', '10000.5', 'fast', '1e3', ''].map((speed) => [{ ...window, speed }, invalid('speed', 'speed must be a number greater than 0 and at most 10000, or max')] as [Record<string, string | number>, ReturnType<typeof invalid>]),
+    ...['0', '-1', '10000.5', 'fast', '1e3', ''].map(
+      (speed) =>
+        [{ ...window, speed }, invalid('speed', 'speed must be a number greater than 0 and at most 10000, or max')] as [
+          Record<string, string | number>,
+          ReturnType<typeof invalid>,
+        ],
+    ),
   ])('%j → 400', async (query, body) => {
     const r = await refused(query, bearer(svc.key));
     expect(r.status).toBe(400);
@@ -74,7 +80,12 @@ describe('handshake errors: ordinary HTTP responses, no upgrade', () => {
   });
 
   it('401 without a key, with an unknown key (header or query), or a malformed one', async () => {
-    const body = { detail: { error: 'invalid_api_key', message: 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).' } };
+    const body = {
+      detail: {
+        error: 'invalid_api_key',
+        message: 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).',
+      },
+    };
     for (const [query, headers] of [
       [window, {}],
       [{ ...window, key: 'th_live_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }, {}],
@@ -95,7 +106,12 @@ describe('handshake errors: ordinary HTTP responses, no upgrade', () => {
     const r = await refused({ from: MIDNIGHT - 1, to: MIDNIGHT + 1000, key: free });
     expect(r.status).toBe(403);
     expect(r.body).toEqual({
-      detail: { error: 'data_access_denied', message: 'Your plan (free) only allows access to the last 0 day(s) of data.', plan: 'free', earliest_allowed: '2026-06-15T00:00:00+00:00' },
+      detail: {
+        error: 'data_access_denied',
+        message: 'Your plan (free) only allows access to the last 0 day(s) of data.',
+        plan: 'free',
+        earliest_allowed: '2026-06-15T00:00:00+00:00',
+      },
     });
     const ok = await accepted({ from: MIDNIGHT, to: MIDNIGHT + 1000, key: free });
     ok.ws.close();
@@ -156,7 +172,10 @@ describe('accepted handshakes', () => {
       [{ ...window, key }, {}],
       [{ ...window, speed: 'max' }, bearer(key)],
       [{ ...window, speed: '10000' }, bearer(key)],
-      [{ ...window, speed: '0.5' }, { ...bearer(key), 'x-request-id': 'replay-test-1' }],
+      [
+        { ...window, speed: '0.5' },
+        { ...bearer(key), 'x-request-id': 'replay-test-1' },
+      ],
     ] as const) {
       const { ws, headers: h } = await accepted(query, headers);
       expect(h['x-ratelimit-limit']).toBe('1000');

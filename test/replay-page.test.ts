@@ -37,8 +37,27 @@ const EXPECTED: ReplayRow[] = [
 
 beforeAll(async () => {
   te = await createTestEngine();
-  const tick = (t: number, seq: number, asset_id: string, market: string, event: string, v: { bb?: number; ba?: number; price?: number; size?: number; side?: string }) =>
-    JSON.stringify({ asset_id, t, seq, event, side: 'YES', best_bid: v.bb ?? 0, best_ask: v.ba ?? 0, price: v.price ?? 0, size: v.size ?? 0, book_side: v.side ?? '', market });
+  const tick = (
+    t: number,
+    seq: number,
+    asset_id: string,
+    market: string,
+    event: string,
+    v: { bb?: number; ba?: number; price?: number; size?: number; side?: string },
+  ) =>
+    JSON.stringify({
+      asset_id,
+      t,
+      seq,
+      event,
+      side: 'YES',
+      best_bid: v.bb ?? 0,
+      best_ask: v.ba ?? 0,
+      price: v.price ?? 0,
+      size: v.size ?? 0,
+      book_side: v.side ?? '',
+      market,
+    });
   await te.engine.insertJsonEachRow(
     'ticks',
     [
@@ -57,7 +76,9 @@ beforeAll(async () => {
     JSON.stringify({ asset_id, t, seq, is_checkpoint, market, bids, asks });
   await te.engine.insertJsonEachRow(
     'book_snapshots',
-    [snapshot(T0 + 1, 1, '11', '0xm1', 0, BIDS, ASKS), snapshot(T0 + 3, 3, '11', '0xm1', 1, BIDS, ASKS), snapshot(T0 + 4, 4, '22', '0xm2', 0, BIDS, [])].join('\n'),
+    [snapshot(T0 + 1, 1, '11', '0xm1', 0, BIDS, ASKS), snapshot(T0 + 3, 3, '11', '0xm1', 1, BIDS, ASKS), snapshot(T0 + 4, 4, '22', '0xm2', 0, BIDS, [])].join(
+      '\n',
+    ),
   );
   const chunks: Buffer[] = [];
   for await (const chunk of te.engine.stream(PAGE_SQL, 'RowBinary', { params })) chunks.push(chunk as Buffer);

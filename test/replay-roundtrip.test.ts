@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
-import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { replayLines } from '../src/ingest/frame-files.js';
 import { MarketFeed } from '../src/ingest/recorder/market-feed.js';
-import { generateFrames, type FrameStream } from './support/book-frames.js';
+import { type FrameStream, generateFrames } from './support/book-frames.js';
 import { fixturePath } from './support/fixtures.js';
 import { waitFor } from './support/recorder-harness.js';
 import { ReplayRecorder, storedMarkets, storedTicks } from './support/replay-recorder.js';
-import { startReplayService, type ReplayService } from './support/replay-service.js';
+import { type ReplayService, startReplayService } from './support/replay-service.js';
 
 /**
  * docs/TIME-MACHINE.md §1 exactness: the recorder's own pieces (MarketFeed, Normalizer) pointed at the
@@ -72,7 +72,9 @@ function frameTime(text: string): number | null {
 
 describe('round trip through the recorder', () => {
   it('the real sample frames: every stored tick of the subscribed assets in (from, to], in order', async () => {
-    const assets = (await svc.te.engine.rows<{ a: string }>(`SELECT DISTINCT asset_id AS a FROM ticks WHERE market NOT IN ('0xaaa1', '0xbbb2', '0xccc3') ORDER BY a`)).map((r) => r.a);
+    const assets = (
+      await svc.te.engine.rows<{ a: string }>(`SELECT DISTINCT asset_id AS a FROM ticks WHERE market NOT IN ('0xaaa1', '0xbbb2', '0xccc3') ORDER BY a`)
+    ).map((r) => r.a);
     expect(assets.length).toBe(6);
     const all = await storedTicks(svc.te.engine, Object.fromEntries(assets.map((a) => [a, [[0, Number.MAX_SAFE_INTEGER]]])));
     expect(all.length).toBe(10);
@@ -128,8 +130,7 @@ describe('round trip through the recorder', () => {
     const times = (await storedTicks(svc.te.engine, { '1001': [[a.start, a.end]] })).map((t) => t.t);
     const from = times[Math.floor(times.length / 2)];
     const to = c.end;
-    const lastBefore = async (until: number) =>
-      (await storedTicks(svc.te.engine, Object.fromEntries(assets.map((x) => [x, [[from, until]]])))).at(-1)!.t;
+    const lastBefore = async (until: number) => (await storedTicks(svc.te.engine, Object.fromEntries(assets.map((x) => [x, [[from, until]]])))).at(-1)!.t;
     const gap1 = await lastBefore(a.end);
     const gap2 = await lastBefore(b.end);
     const rec = new ReplayRecorder(await storedMarkets(svc.te.engine));

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { createServer, connect as netConnect, type AddressInfo, type Server } from 'node:net';
+import { type AddressInfo, createServer, connect as netConnect, type Server } from 'node:net';
 import tls from 'node:tls';
-import { WSSubscriptionManager, type BookEvent, type PriceChangeEvent } from '@nevuamarkets/poly-websockets';
+import { type BookEvent, type PriceChangeEvent, WSSubscriptionManager } from '@nevuamarkets/poly-websockets';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { replayLines } from '../src/ingest/frame-files.js';
 import { fixturePath } from './support/fixtures.js';
 import { waitFor } from './support/recorder-harness.js';
-import { startReplayService, type ReplayService } from './support/replay-service.js';
+import { type ReplayService, startReplayService } from './support/replay-service.js';
 
 /**
  * A Polymarket market-channel client nobody here wrote — @nevuamarkets/poly-websockets (npm; pmxt
@@ -58,7 +58,15 @@ afterAll(async () => {
 });
 
 /** A captured frame as the replay sends it: no hash kept, and only the members docs/TIME-MACHINE.md §1 lists. */
-const withoutHash = (book: Record<string, unknown>) => ({ event_type: 'book', market: book.market, asset_id: book.asset_id, timestamp: book.timestamp, hash: '', bids: book.bids, asks: book.asks });
+const withoutHash = (book: Record<string, unknown>) => ({
+  event_type: 'book',
+  market: book.market,
+  asset_id: book.asset_id,
+  timestamp: book.timestamp,
+  hash: '',
+  bids: book.bids,
+  asks: book.asks,
+});
 
 it('@nevuamarkets/poly-websockets receives the captured books and price changes', async () => {
   // From the capture's opening books to its re-sent book.

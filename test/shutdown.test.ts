@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from './support/global-setup.js';
-import { startService, type ServiceProcess } from './support/service-process.js';
+import { type ServiceProcess, startService } from './support/service-process.js';
 
 /**
  * SIGTERM on the real service with real keep-alive sockets: a request already received is answered
@@ -99,7 +99,9 @@ describe('SIGTERM with keep-alive clients', () => {
     }
     // In flight at the signal: headers and half of the body are in, the handler waits for the rest.
     const body = '{"email":"drain@example.com"}';
-    busy.send(`POST /v1/register HTTP/1.1\r\nHost: tickhouse.test\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    busy.send(
+      `POST /v1/register HTTP/1.1\r\nHost: tickhouse.test\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
     await new Promise((r) => setTimeout(r, 300));
 
     const started = Date.now();

@@ -1,10 +1,10 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { freePort } from './support/global-setup.js';
 
 /**
@@ -87,11 +87,16 @@ function within<T>(run: Run, what: string, p: Promise<T>, ms = 60_000): Promise<
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
-const pids = () => readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number);
+const pids = () =>
+  readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number);
 /** ppid and pgid from /proc/<pid>/stat (fields 4 and 5, after the parenthesised command); null once gone. */
 function stat(pid: number): { ppid: number; pgid: number } | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /s, '')
+      .split(' ');
     return { ppid: Number(fields[1]), pgid: Number(fields[2]) };
   } catch {
     return null;
@@ -161,9 +166,7 @@ async function drained(prefix: string[]) {
   const { data: markets } = await (await fetch(`${url}/v1/markets?limit=5`)).json();
   const replay = `${url.replace('http', 'ws')}/v1/replay/market?from=${Date.now() - 3_600_000}&to=${Date.now()}&speed=1&key=${key}`;
   const ws = new WebSocket(replay);
-  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
-    ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
-  );
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   await within(run, 'the replay handshake', new Promise((resolve, reject) => (ws.once('open', resolve), ws.once('error', reject))));
   const books = new Promise((resolve) => ws.once('message', resolve));
   ws.send(JSON.stringify({ assets_ids: [markets[0].asset_id], type: 'market' }));

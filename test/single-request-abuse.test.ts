@@ -1,11 +1,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { freePort } from './support/global-setup.js';
 import { rawRequest } from './support/raw-http.js';
-import { startService, type ServiceProcess } from './support/service-process.js';
+import { type ServiceProcess, startService } from './support/service-process.js';
 
 /**
  * Single requests an outside probe found to stop the service, make it unbounded or leak a key
@@ -153,7 +153,10 @@ describe('keys in paths that do not route', () => {
       expect(JSON.parse(answer.body)).toEqual({ error: expect.stringContaining('<key>') });
       expect(answer.body).not.toContain(key);
       await until(() => (service.output().stdout.includes('"status":404') ? true : undefined));
-      const logged = service.output().stdout.split('\n').filter((l) => l.startsWith('{'));
+      const logged = service
+        .output()
+        .stdout.split('\n')
+        .filter((l) => l.startsWith('{'));
       expect(logged.join('\n')).not.toContain(key.slice(8));
     },
   );
@@ -177,7 +180,9 @@ describe('HTTP the router never sees, and paths that look like Polymarket’s ba
   ])('%s: 400 bad_request as JSON', async (_name, bytes) => {
     const answer = await rawRequest(port, bytes);
     expect(answer.status).toBe(400);
-    expect(JSON.parse(answer.body)).toEqual({ detail: { error: 'bad_request', message: expect.stringMatching(/^The request could not be read: malformed HTTP/) } });
+    expect(JSON.parse(answer.body)).toEqual({
+      detail: { error: 'bad_request', message: expect.stringMatching(/^The request could not be read: malformed HTTP/) },
+    });
     await healthy();
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateStream, json, replayStream, startTicksApp, type ExpectedTick, type GeneratedStream, type TicksApp } from './support/ticks-fixture.js';
+import { type ExpectedTick, type GeneratedStream, generateStream, json, replayStream, startTicksApp, type TicksApp } from './support/ticks-fixture.js';
 
 const A = '1001';
 const B = '2002';
@@ -97,7 +97,11 @@ describe('GET /v1/ticks', () => {
       price: n % 97,
       size: n % 13,
     }));
-    for (const [limit, event_type] of [[7_000, undefined], [39_999, undefined], [3_001, 'book']] as const) {
+    for (const [limit, event_type] of [
+      [7_000, undefined],
+      [39_999, undefined],
+      [3_001, 'book'],
+    ] as const) {
       const seen: unknown[] = [];
       let cursor: string | null = null;
       let pages = 0;
@@ -135,7 +139,12 @@ describe('GET /v1/ticks', () => {
     expect(res.headers.get('content-encoding')).toBe('gzip');
     const { gunzipSync } = await import('node:zlib');
     expect(gunzipSync(Buffer.from(await res.arrayBuffer())).toString()).toBe(plain);
-    expect(JSON.parse(plain).data).toEqual(stream.ticks.filter((k) => k.asset_id === B).slice(0, 5000).map(strip));
+    expect(JSON.parse(plain).data).toEqual(
+      stream.ticks
+        .filter((k) => k.asset_id === B)
+        .slice(0, 5000)
+        .map(strip),
+    );
   });
 });
 
@@ -197,7 +206,11 @@ describe('GET /v1/ticks validation and access', () => {
       t.app.request(url(params), { headers: { authorization: `Bearer ${key}`, ...headers } });
     const first = await get({ asset_id: A, start: START, end: NOW, limit: 3 });
     const cursor = (await json(first.clone())).meta.next_cursor;
-    const pages = [first, await get({ asset_id: A, start: START, end: NOW, limit: 3, cursor }), await get({ asset_id: B, start: START, end: NOW, limit: 3 }, { 'accept-encoding': 'gzip' })];
+    const pages = [
+      first,
+      await get({ asset_id: A, start: START, end: NOW, limit: 3, cursor }),
+      await get({ asset_id: B, start: START, end: NOW, limit: 3 }, { 'accept-encoding': 'gzip' }),
+    ];
     expect(pages[2].headers.get('content-encoding')).toBe('gzip');
     pages.forEach((res, i) => {
       expect(res.status).toBe(200);

@@ -1,10 +1,10 @@
-import { serve, type ServerType } from '@hono/node-server';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { type ServerType, serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, type Client } from '../clients/typescript/src/client/index.js';
+import { type Client, createClient } from '../clients/typescript/src/client/index.js';
 import * as sdk from '../clients/typescript/src/sdk.gen.js';
 import { CLIENT_DIR, generateClient } from '../scripts/generate-ts-client.js';
 import { documentText, openApiDocument } from '../scripts/openapi-document.js';
@@ -29,8 +29,12 @@ describe('the committed TypeScript client is current', () => {
     const out = mkdtempSync(join(tmpdir(), 'tickhouse-client-'));
     try {
       generateClient(join(CLIENT_DIR, 'openapi.json'), join(out, 'src'));
-      const committed = files(join(CLIENT_DIR, 'src')).map((f) => relative(join(CLIENT_DIR, 'src'), f)).sort();
-      const fresh = files(join(out, 'src')).map((f) => relative(join(out, 'src'), f)).sort();
+      const committed = files(join(CLIENT_DIR, 'src'))
+        .map((f) => relative(join(CLIENT_DIR, 'src'), f))
+        .sort();
+      const fresh = files(join(out, 'src'))
+        .map((f) => relative(join(out, 'src'), f))
+        .sort();
       expect(fresh).toEqual(committed);
       for (const f of committed) expect(readFileSync(join(out, 'src', f), 'utf8'), f).toBe(readFileSync(join(CLIENT_DIR, 'src', f), 'utf8'));
     } finally {
@@ -84,31 +88,50 @@ describe('every read endpoint through the generated client', () => {
     getBillingStatus: { call: () => sdk.getBillingStatus({ client }), url: '/v1/billing/status' },
     listMarkets: { call: () => sdk.listMarkets({ client, query: { limit: 5 } }), url: '/v1/markets?limit=5' },
     getMarketStats: { call: () => sdk.getMarketStats({ client }), url: '/v1/markets/stats' },
-    getOrderBook: { call: () => sdk.getOrderBook({ client, query: { asset_id: ASSET, timestamp: NOW - 1_000_000, limit: 5 } }), url: `/v1/orderbook?asset_id=${ASSET}&timestamp=${NOW - 1_000_000}&limit=5` },
+    getOrderBook: {
+      call: () => sdk.getOrderBook({ client, query: { asset_id: ASSET, timestamp: NOW - 1_000_000, limit: 5 } }),
+      url: `/v1/orderbook?asset_id=${ASSET}&timestamp=${NOW - 1_000_000}&limit=5`,
+    },
     getOrderBookRange: {
       call: () => sdk.getOrderBookRange({ client, query: { asset_id: ASSET, since: START, until: NOW, interval: 600_000, depth: 3 } }),
       url: `/v1/orderbook/range?asset_id=${ASSET}&since=${START}&until=${NOW}&interval=600000&depth=3`,
     },
     getPrice: { call: () => sdk.getPrice({ client, query: { asset_id: ASSET } }), url: `/v1/price?asset_id=${ASSET}` },
-    getPricesHistory: { call: () => sdk.getPricesHistory({ client, query: { ...range, fidelity: 600 } }), url: `/v1/prices-history?asset_id=${ASSET}&start=${START}&end=${NOW}&fidelity=600` },
+    getPricesHistory: {
+      call: () => sdk.getPricesHistory({ client, query: { ...range, fidelity: 600 } }),
+      url: `/v1/prices-history?asset_id=${ASSET}&start=${START}&end=${NOW}&fidelity=600`,
+    },
     getExecutionPrice: {
       call: () => sdk.getExecutionPrice({ client, query: { asset_id: ASSET, side: 'BUY', amount: 250, timestamp: NOW } }),
       url: `/v1/execution-price?asset_id=${ASSET}&side=BUY&amount=250&timestamp=${NOW}`,
     },
     getTicks: { call: () => sdk.getTicks({ client, query: { ...range, limit: 50 } }), url: `/v1/ticks?asset_id=${ASSET}&start=${START}&end=${NOW}&limit=50` },
-    exportTicks: { call: () => sdk.exportTicks({ client, query: range, parseAs: 'text' }), url: `/v1/ticks/export?asset_id=${ASSET}&start=${START}&end=${NOW}`, text: true },
+    exportTicks: {
+      call: () => sdk.exportTicks({ client, query: range, parseAs: 'text' }),
+      url: `/v1/ticks/export?asset_id=${ASSET}&start=${START}&end=${NOW}`,
+      text: true,
+    },
     exportOrderbook: {
       call: () => sdk.exportOrderbook({ client, query: { ...range, depth: 3 }, parseAs: 'text' }),
       url: `/v1/orderbook/export?asset_id=${ASSET}&start=${START}&end=${NOW}&depth=3`,
       text: true,
     },
-    getCandles: { call: () => sdk.getCandles({ client, query: { asset_id: ASSET, resolution: '5m', start: START } }), url: `/v1/ohlcv?asset_id=${ASSET}&resolution=5m&start=${START}` },
+    getCandles: {
+      call: () => sdk.getCandles({ client, query: { asset_id: ASSET, resolution: '5m', start: START } }),
+      url: `/v1/ohlcv?asset_id=${ASSET}&resolution=5m&start=${START}`,
+    },
     // Polymarket-compatible: the key is a path segment ({key} below is the test key).
     getClobBook: { call: () => sdk.getClobBook({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/book?token_id=${ASSET}` },
-    getClobPrice: { call: () => sdk.getClobPrice({ client, path: clobPath(), query: { token_id: ASSET, side: 'SELL' } }), url: `${CLOB}/price?token_id=${ASSET}&side=SELL` },
+    getClobPrice: {
+      call: () => sdk.getClobPrice({ client, path: clobPath(), query: { token_id: ASSET, side: 'SELL' } }),
+      url: `${CLOB}/price?token_id=${ASSET}&side=SELL`,
+    },
     getClobMidpoint: { call: () => sdk.getClobMidpoint({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/midpoint?token_id=${ASSET}` },
     getClobSpread: { call: () => sdk.getClobSpread({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/spread?token_id=${ASSET}` },
-    getClobLastTradePrice: { call: () => sdk.getClobLastTradePrice({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/last-trade-price?token_id=${ASSET}` },
+    getClobLastTradePrice: {
+      call: () => sdk.getClobLastTradePrice({ client, path: clobPath(), query: { token_id: ASSET } }),
+      url: `${CLOB}/last-trade-price?token_id=${ASSET}`,
+    },
     getClobTickSize: { call: () => sdk.getClobTickSize({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/tick-size?token_id=${ASSET}` },
     getClobNegRisk: { call: () => sdk.getClobNegRisk({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/neg-risk?token_id=${ASSET}` },
     getClobPricesHistory: {
@@ -122,7 +145,9 @@ describe('every read endpoint through the generated client', () => {
     const doc = JSON.parse(readFileSync(join(CLIENT_DIR, 'openapi.json'), 'utf8')) as { paths: Record<string, Record<string, { operationId: string }>> };
     // The sandbox invoice page is HTML for a browser, not data; the replay is a WebSocket handshake
     // (test/replay-*.test.ts drive it with WebSocket clients).
-    const reads = Object.values(doc.paths).flatMap((ops) => (ops.get ? [ops.get.operationId] : [])).filter((id) => id !== 'getSandboxInvoice' && id !== 'replayMarket');
+    const reads = Object.values(doc.paths)
+      .flatMap((ops) => (ops.get ? [ops.get.operationId] : []))
+      .filter((id) => id !== 'getSandboxInvoice' && id !== 'replayMarket');
     expect(Object.keys(calls).sort()).toEqual(reads.sort());
   });
 

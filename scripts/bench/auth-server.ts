@@ -7,8 +7,8 @@ import { Hono } from 'hono';
 import { openEmbeddedStore } from '../../src/accounts/embedded-store.js';
 import { withLookupCache } from '../../src/accounts/lookup-cache.js';
 import { openRedisStore } from '../../src/accounts/redis-store.js';
-import { dailyLimit, requireAuth } from '../../src/auth/middleware.js';
 import { generateApiKey, hashApiKey } from '../../src/auth/keys.js';
+import { dailyLimit, requireAuth } from '../../src/auth/middleware.js';
 import { systemClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import type { AppEnv } from '../../src/http/context.js';
@@ -26,7 +26,9 @@ import { setLogLevel } from '../../src/log.js';
 setLogLevel('silent');
 const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
 const dir = config.REDIS_URL ? null : mkdtempSync(join(tmpdir(), 'tickhouse-bench-auth-'));
-const accounts = withLookupCache(config.REDIS_URL ? await openRedisStore(config.REDIS_URL, { keyPrefix: `bench-${randomUUID()}:` }) : await openEmbeddedStore(dir!));
+const accounts = withLookupCache(
+  config.REDIS_URL ? await openRedisStore(config.REDIS_URL, { keyPrefix: `bench-${randomUUID()}:` }) : await openEmbeddedStore(dir!),
+);
 const deps = { config, accounts, clock: systemClock };
 
 const key = generateApiKey(config.API_KEY_PREFIX);
@@ -42,7 +44,7 @@ app.get('/open/bench', trivial);
 app.onError((err, c) => (err instanceof ApiError ? c.json(err.body(), err.status) : c.json({ error: String(err) }, 500)));
 
 const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
-  process.stdout.write(JSON.stringify({ port: info.port, key, store: accounts.kind }) + '\n');
+  process.stdout.write(`${JSON.stringify({ port: info.port, key, store: accounts.kind })}\n`);
 });
 
 process.on('SIGTERM', () => {

@@ -1,12 +1,12 @@
 import { Agent, request } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { runMigrations } from '../../src/clickhouse/migrations.js';
 import { cachingBookReader } from '../../src/book-history/reader.js';
+import { runMigrations } from '../../src/clickhouse/migrations.js';
 import { forwardQuery, MAX_TIME_MS } from '../../src/queries/orderbook.js';
-import { reconstructionQuery } from './reconstruction.js';
 import { exportQuery } from '../../src/queries/ticks.js';
 import { processCpuMs } from './orderbook.js';
+import { reconstructionQuery } from './reconstruction.js';
 import { engineTransfer, httpTransfer } from './ticks.js';
 import type { BenchContext, BenchRow } from './types.js';
 

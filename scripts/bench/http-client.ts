@@ -14,9 +14,7 @@ export interface ClientRequest {
   countLines: boolean;
 }
 
-export type ClientReply =
-  | { id: number; ok: true; bytes: number; lines: number; ttfbMs: number; totalMs: number }
-  | { id: number; ok: false; error: string };
+export type ClientReply = { id: number; ok: true; bytes: number; lines: number; ttfbMs: number; totalMs: number } | { id: number; ok: false; error: string };
 
 function transfer({ id, url, apiKey, countLines }: ClientRequest): Promise<ClientReply> {
   return new Promise((resolve) => {

@@ -83,7 +83,8 @@ export async function benchOrderbook(ctx: BenchContext): Promise<BenchRow[]> {
     ['/v1/price', () => `/v1/price?asset_id=${asset.asset_id}&timestamp=${randomT()}`],
     [
       '/v1/execution-price',
-      () => `/v1/execution-price?asset_id=${asset.asset_id}&side=${Math.random() < 0.5 ? 'BUY' : 'SELL'}&amount=${(1 + Math.random() * 5000).toFixed(2)}&timestamp=${randomT()}`,
+      () =>
+        `/v1/execution-price?asset_id=${asset.asset_id}&side=${Math.random() < 0.5 ? 'BUY' : 'SELL'}&amount=${(1 + Math.random() * 5000).toFixed(2)}&timestamp=${randomT()}`,
     ],
     // The same workload once the segment cache holds what the runs before it read (the first
     // /v1/orderbook run starts from a cold cache, and each miss reads ~40 segments ahead).

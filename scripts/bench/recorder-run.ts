@@ -42,13 +42,19 @@ try {
 
   // Baseline: the same tick rows (seq shifted so deduplication does not drop them), serialized
   // beforehand, inserted by the engine alone.
-  const text = (await engine.rows<{ line: string }>('SELECT formatRow(\'JSONEachRow\', asset_id, t, seq + 1 AS seq, event, side, best_bid, best_ask, price, size, market) AS line FROM ticks ORDER BY asset_id, t, seq')).map((r) => r.line.trimEnd());
+  const text = (
+    await engine.rows<{ line: string }>(
+      "SELECT formatRow('JSONEachRow', asset_id, t, seq + 1 AS seq, event, side, best_bid, best_ask, price, size, market) AS line FROM ticks ORDER BY asset_id, t, seq",
+    )
+  ).map((r) => r.line.trimEnd());
   const rawStarted = performance.now();
   for (let i = 0; i < text.length; i += batchRows) {
     await engine.insertJsonEachRow('ticks', text.slice(i, i + batchRows).join('\n'), { deduplicate_blocks_in_dependent_materialized_views: 1 });
   }
   const rawSeconds = (performance.now() - rawStarted) / 1000;
-  process.stdout.write(`${JSON.stringify({ seconds, frames: s.frames, ticks: s.sink.stored.ticks, rows: s.sink.stored.ticks + s.sink.stored.book_snapshots, rawSeconds, rawTicks: text.length })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ seconds, frames: s.frames, ticks: s.sink.stored.ticks, rows: s.sink.stored.ticks + s.sink.stored.book_snapshots, rawSeconds, rawTicks: text.length })}\n`,
+  );
 } finally {
   await engine.close();
   rmSync(dir, { recursive: true, force: true });

@@ -19,10 +19,14 @@ export async function benchRecorder(): Promise<BenchRow[]> {
   const server = await startPolymarketWsServer();
   const { dump, frames } = benchFrames(FRAMES);
   JSON.parse(dump).forEach((book: Record<string, unknown>) => server.setBook(book));
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./recorder-run.ts', import.meta.url)), server.url, String(FRAMES), String(BATCH_ROWS)], {
-    cwd: fileURLToPath(new URL('../..', import.meta.url)),
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./recorder-run.ts', import.meta.url)), server.url, String(FRAMES), String(BATCH_ROWS)],
+    {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   try {
     const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
     const next = async () => {

@@ -85,9 +85,18 @@ export async function benchReplay(ctx: BenchContext): Promise<BenchRow[]> {
     engine: `${fmt(rowsPerS)} rows/s`,
     ratio: `${fmt(eventsPerS / rowsPerS, 2)}× (targets ≥ 300,000/s, ≥ 0.5×)`,
   });
-  rows.push({ workload: `replay speed=max, service RSS growth over ${fmt(events)} events`, service: `${fmt((peak - rssBefore) / MB)} MB`, engine: '', ratio: 'target ≤ 150 MB' });
+  rows.push({
+    workload: `replay speed=max, service RSS growth over ${fmt(events)} events`,
+    service: `${fmt((peak - rssBefore) / MB)} MB`,
+    engine: '',
+    ratio: 'target ≤ 150 MB',
+  });
 
-  rows.push(...(await pacedRows(ctx).catch((err) => [{ workload: 'replay speed=1', service: 'failed', engine: '', ratio: String((err as Error).message).slice(0, 120) }])));
+  rows.push(
+    ...(await pacedRows(ctx).catch((err) => [
+      { workload: 'replay speed=1', service: 'failed', engine: '', ratio: String((err as Error).message).slice(0, 120) },
+    ])),
+  );
   return rows;
 }
 
@@ -97,19 +106,26 @@ async function pacedRows(ctx: BenchContext): Promise<BenchRow[]> {
     `SELECT intDiv(toUnixTimestamp64Milli(t), 60000) * 60000 AS m FROM ticks GROUP BY m ORDER BY count() DESC, m LIMIT 1 SETTINGS output_format_json_quote_64bit_integers = 0`,
   );
   const arrivals: [t: number, at: number][] = [];
-  const paced = await replay(ctx, { from: minute, to: minute + 60_000, speed: 1 }, ctx.dataset.assets.map((a) => a.asset_id), (text, at) => {
-    if (text.startsWith('[')) return;
-    const m = /"timestamp":"(\d+)"/.exec(text);
-    if (m) arrivals.push([Number(m[1]), at]);
-  });
+  const paced = await replay(
+    ctx,
+    { from: minute, to: minute + 60_000, speed: 1 },
+    ctx.dataset.assets.map((a) => a.asset_id),
+    (text, at) => {
+      if (text.startsWith('[')) return;
+      const m = /"timestamp":"(\d+)"/.exec(text);
+      if (m) arrivals.push([Number(m[1]), at]);
+    },
+  );
   if (paced[0] !== 1000) throw new Error(`paced replay closed with ${paced.join(' ')}`);
   const start = Math.min(...arrivals.map(([t, at]) => at - (t - minute)));
   const lateness = arrivals.map(([t, at]) => at - (start + (t - minute))).sort((a, b) => a - b);
   const p = (q: number) => lateness[Math.min(lateness.length - 1, Math.floor(lateness.length * q))];
-  return [{
-    workload: `replay speed=1, busiest 60 s window, ${ctx.dataset.assets.length} assets, ${fmt(arrivals.length)} messages: lateness`,
-    service: `p50 ${fmt(p(0.5), 1)} ms, p99 ${fmt(p(0.99), 1)} ms, max ${fmt(lateness.at(-1)!, 1)} ms`,
-    engine: '',
-    ratio: 'target p99 ≤ 10 ms',
-  }];
+  return [
+    {
+      workload: `replay speed=1, busiest 60 s window, ${ctx.dataset.assets.length} assets, ${fmt(arrivals.length)} messages: lateness`,
+      service: `p50 ${fmt(p(0.5), 1)} ms, p99 ${fmt(p(0.99), 1)} ms, max ${fmt(lateness.at(-1)!, 1)} ms`,
+      engine: '',
+      ratio: 'target p99 ≤ 10 ms',
+    },
+  ];
 }

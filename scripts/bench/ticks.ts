@@ -1,11 +1,11 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import type { Engine } from '../../src/clickhouse/engine.js';
 import { candlesSql } from '../../src/queries/ohlcv.js';
 import { CSV_HEADER, exportQuery, pageQuery, type StreamQuery } from '../../src/queries/ticks.js';
-import type { Engine } from '../../src/clickhouse/engine.js';
 import type { ClientReply, ClientRequest } from './http-client.js';
 import type { BenchContext, BenchRow } from './types.js';
 
@@ -132,7 +132,9 @@ export async function benchTicks(ctx: BenchContext): Promise<BenchRow[]> {
     }
     // The service streams the engine's bytes as they are (after the CSV header): anything else is a failure, not a figure.
     const header = format === 'csv' ? CSV_HEADER.length : 0;
-    for (const t of svc) if (t.bytes !== raw[0].bytes + header) throw new Error(`export ${format}: ${t.bytes} bytes from the service, the engine wrote ${raw[0].bytes} + ${header}`);
+    for (const t of svc)
+      if (t.bytes !== raw[0].bytes + header)
+        throw new Error(`export ${format}: ${t.bytes} bytes from the service, the engine wrote ${raw[0].bytes} + ${header}`);
     for (const t of loop) if (t.bytes !== raw[0].bytes) throw new Error(`export ${format}: ${t.bytes} bytes piped, the engine wrote ${raw[0].bytes}`);
     const r = raw.reduce((a, b) => (b.totalMs < a.totalMs ? b : a));
     const s = svc.reduce((a, b) => (b.totalMs < a.totalMs ? b : a));
@@ -179,7 +181,10 @@ export async function benchTicks(ctx: BenchContext): Promise<BenchRow[]> {
       () => ctx.engine.rows(candlesSql(resolution, 'first'), { params: { asset_id: big.asset_id, from: big.start, to: big.end, limit: 1000 } }),
       10,
     );
-    const fromTicks = await timeMs(() => ctx.engine.rows(candlesFromTicksSql(resolution), { params: { asset_id: big.asset_id, from: big.start, limit: 1000 } }), 3);
+    const fromTicks = await timeMs(
+      () => ctx.engine.rows(candlesFromTicksSql(resolution), { params: { asset_id: big.asset_id, from: big.start, limit: 1000 } }),
+      3,
+    );
     rows.push({
       workload: `/v1/ohlcv ${resolution}, 1000 candles (median of 10)`,
       service: `${fmt(svc, 1)} ms`,

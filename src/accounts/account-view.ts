@@ -1,5 +1,5 @@
-import { effectivePlan } from './effective-plan.js';
 import { isoUtc } from '../time.js';
+import { effectivePlan } from './effective-plan.js';
 import type { Account } from './types.js';
 
 /** The account as GET /v1/me shows it (docs/API.md §4), members in contract order. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { log, errorText } from '../log.js';
+import { errorText, log } from '../log.js';
 import type { PlanName } from '../plans.js';
 import { AccountNotFoundError, StoreUnavailableError } from './errors.js';
 import { FileWriter } from './file-writer.js';
@@ -108,7 +108,10 @@ class EmbeddedAccountStore implements AccountStore {
   /** Every write of the store and its readiness probe, off libuv's pool (file-writer.ts). */
   private readonly files = new FileWriter();
 
-  constructor(private readonly dir: string, snapshot: Snapshot) {
+  constructor(
+    private readonly dir: string,
+    snapshot: Snapshot,
+  ) {
     this.file = join(dir, 'accounts.json');
     this.durable = {
       accounts: new Map(snapshot.accounts.map((a) => [a.id, a])),

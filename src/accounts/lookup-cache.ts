@@ -17,7 +17,10 @@ class CachedAccountStore implements AccountStore {
   private readonly byKeyHash = new Map<string, { account: Account; until: number }>();
   readonly kind: AccountStore['kind'];
 
-  constructor(private readonly store: AccountStore, private readonly ttlMs: number) {
+  constructor(
+    private readonly store: AccountStore,
+    private readonly ttlMs: number,
+  ) {
     this.kind = store.kind;
   }
 

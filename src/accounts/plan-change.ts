@@ -1,6 +1,6 @@
-import { isPlanActive } from './effective-plan.js';
 import { PLANS, type PlanName } from '../plans.js';
 import { DAY, wholeSecondAtOrAfter } from '../time.js';
+import { isPlanActive } from './effective-plan.js';
 import type { Account } from './types.js';
 
 type PaidPlan = Exclude<PlanName, 'free'>;

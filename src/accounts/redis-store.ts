@@ -93,7 +93,12 @@ type Scripted = (Redis | Cluster) & {
   consumeDaily(key: string, limit: number, ttl: number): Promise<[number, number]>;
   patchIfExists(key: string, ...args: (string | number)[]): Promise<string[] | null>;
   swapKeyHash(account: string, expectedHash: string, newHash: string): Promise<number>;
-  applyPaidInvoice(account: string, invoice: string, applied: string, ...args: (string | number)[]): Promise<'applied' | 'already_applied' | 'no_account' | 'changed'>;
+  applyPaidInvoice(
+    account: string,
+    invoice: string,
+    applied: string,
+    ...args: (string | number)[]
+  ): Promise<'applied' | 'already_applied' | 'no_account' | 'changed'>;
 };
 
 export interface RedisStoreOptions {
@@ -228,7 +233,10 @@ class RedisAccountStore implements AccountStore {
   }
 
   async ping() {
-    return this.redis.ping().then((r) => r === 'PONG', () => false);
+    return this.redis.ping().then(
+      (r) => r === 'PONG',
+      () => false,
+    );
   }
 
   async close() {
@@ -284,7 +292,13 @@ class RedisAccountStore implements AccountStore {
 
   async incrementRegistrations(ip: string, hour: string) {
     const key = `reg:${ip}:${hour}`;
-    const result = await this.call(() => this.redis.multi().incr(key).expire(key, 2 * 3600).exec());
+    const result = await this.call(() =>
+      this.redis
+        .multi()
+        .incr(key)
+        .expire(key, 2 * 3600)
+        .exec(),
+    );
     return Number(result![0][1]);
   }
 
@@ -332,7 +346,10 @@ class RedisAccountStore implements AccountStore {
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hgetall(invoiceKey(accountId, id));
     const results = await this.call(() => pipeline.exec());
-    return results!.map(([, fields]) => fields as Record<string, string>).filter((f) => f.payment_id).map(parseInvoice);
+    return results!
+      .map(([, fields]) => fields as Record<string, string>)
+      .filter((f) => f.payment_id)
+      .map(parseInvoice);
   }
 
   /** Read, compute the expiry here (the rule lives in plan-change.ts), then compare-and-set; retried while another change lands in between. */

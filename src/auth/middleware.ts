@@ -9,7 +9,8 @@ import { hashApiKey, looksLikeApiKey } from './keys.js';
 
 type AuthDeps = Pick<AppDeps, 'accounts' | 'clock' | 'config'>;
 
-export const invalidKey = () => new ApiError('invalid_api_key', 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).');
+export const invalidKey = () =>
+  new ApiError('invalid_api_key', 'A valid API key is required: send the header Authorization: Bearer <key> (get a key with POST /v1/register).');
 
 /**
  * `Authorization: Bearer <key>` → the account, its effective plan (expiry applied) and the start of
@@ -74,10 +75,15 @@ export function dailyLimit(deps: AuthDeps): MiddlewareHandler<AppEnv> {
       'X-RateLimit-Reset': String(reset / 1000),
     };
     if (!allowed) {
-      throw new ApiError('rate_limit_exceeded', `Daily request limit (${limit}) exceeded.`, { limit, plan }, {
-        ...headers,
-        'Retry-After': String(Math.ceil((reset - now) / 1000)),
-      });
+      throw new ApiError(
+        'rate_limit_exceeded',
+        `Daily request limit (${limit}) exceeded.`,
+        { limit, plan },
+        {
+          ...headers,
+          'Retry-After': String(Math.ceil((reset - now) / 1000)),
+        },
+      );
     }
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     await next();

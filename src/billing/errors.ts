@@ -16,7 +16,10 @@ export class IpnSignatureError extends Error {
 /** A signed IPN that is not what docs/BILLING.md describes; `field` names the offending member (or `body`). */
 export class IpnPayloadError extends Error {
   override name = 'IpnPayloadError';
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -8,7 +8,17 @@ import { verifyIpnSignature } from './signature.js';
 
 /** IPN handling (docs/BILLING.md "IPN callback"): verify, match, record the status, upgrade once on `finished`. */
 
-export const IPN_STATUSES: readonly InvoiceStatus[] = ['waiting', 'confirming', 'confirmed', 'sending', 'partially_paid', 'finished', 'failed', 'refunded', 'expired'];
+export const IPN_STATUSES: readonly InvoiceStatus[] = [
+  'waiting',
+  'confirming',
+  'confirmed',
+  'sending',
+  'partially_paid',
+  'finished',
+  'failed',
+  'refunded',
+  'expired',
+];
 /** Progress reports that a late or retried IPN may deliver after the payment; they must not hide how it ended. */
 const BEFORE_FINISHED = new Set<InvoiceStatus>(['waiting', 'confirming', 'confirmed', 'sending', 'partially_paid']);
 const SETTLED = new Set<InvoiceStatus>(['finished', 'finished_mismatch']);
@@ -26,12 +36,7 @@ interface IpnDeps {
   clock: Clock;
 }
 
-export async function handleIpn(
-  deps: IpnDeps,
-  secret: string,
-  rawBody: string,
-  signature: string | undefined,
-): Promise<IpnOutcome> {
+export async function handleIpn(deps: IpnDeps, secret: string, rawBody: string, signature: string | undefined): Promise<IpnOutcome> {
   if (!signature) throw new IpnSignatureError('The x-nowpayments-sig header is required.');
   const body = parseObject(rawBody);
   if (!verifyIpnSignature(body, signature, secret)) {
@@ -63,7 +68,9 @@ async function findInvoice(deps: Pick<IpnDeps, 'accounts'>, body: Record<string,
   const orderId = idText(body.order_id);
   const invoice = invoiceId === null ? null : await deps.accounts.getInvoice(invoiceId);
   if (!invoice || invoice.order_id !== orderId) {
-    throw new InvoiceNotFoundError(`No invoice matches invoice_id ${JSON.stringify(body.invoice_id ?? null)} and order_id ${JSON.stringify(body.order_id ?? null)}.`);
+    throw new InvoiceNotFoundError(
+      `No invoice matches invoice_id ${JSON.stringify(body.invoice_id ?? null)} and order_id ${JSON.stringify(body.order_id ?? null)}.`,
+    );
   }
   return invoice;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { log, errorText } from '../log.js';
+import { errorText, log } from '../log.js';
 import { PLANS } from '../plans.js';
 import { PaymentProviderError } from './errors.js';
 import type { CreatedInvoice, InvoiceRequest, PaymentProvider } from './provider.js';

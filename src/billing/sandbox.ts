@@ -48,8 +48,7 @@ export function sandboxPaymentIpn(invoice: Invoice, now: number): Record<string,
   };
 }
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] as string);
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] as string);
 
 /** The invoice page: plan, amount, status, and the Pay form while the invoice is unpaid. */
 export function sandboxInvoicePage(invoice: Invoice, notice?: string): string {

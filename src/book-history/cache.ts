@@ -1,10 +1,10 @@
 import { DEFAULT_CHECKPOINTS } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
-import { BookSegment, SegmentBuilder } from './segment.js';
-import { log, errorText } from '../log.js';
+import { errorText, log } from '../log.js';
 import { BINARY_EVENT_COLUMNS } from '../queries/book-event-columns.js';
-import { BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './event-decoder.js';
 import { MAX_TIME_MS, POINT_READ } from '../queries/orderbook.js';
+import { BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './event-decoder.js';
+import { type BookSegment, SegmentBuilder } from './segment.js';
 
 /**
  * Immutable history read once: the segments (a snapshot and the changes up to the next one) that
@@ -210,7 +210,9 @@ export class BookCache {
     // Its asset is being filled: the fill reads this instant soon, in a read far cheaper per
     // segment than a miss's, so the request gets the book of a point read, not kept.
     if (this.running?.assetId === assetId) {
-      const segment = await this.pointReadTurns.run(() => pointRead(this.engine, { asset_id: assetId, at, usual_market: this.assets.get(assetId)?.market ?? '' }, signal));
+      const segment = await this.pointReadTurns.run(() =>
+        pointRead(this.engine, { asset_id: assetId, at, usual_market: this.assets.get(assetId)?.market ?? '' }, signal),
+      );
       if (segment) {
         this.counters.pointReads++;
         return segment;
@@ -286,7 +288,14 @@ export class BookCache {
   }
 
   /** keepRead for a fill's batch, counting what it added. */
-  private async keepFilled(assetId: string, segments: BookSegment[], epoch: number | null, before: number, evictUsedUpTo: number, signal: AbortSignal): Promise<boolean> {
+  private async keepFilled(
+    assetId: string,
+    segments: BookSegment[],
+    epoch: number | null,
+    before: number,
+    evictUsedUpTo: number,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     if (segments.length === 0) return true;
     const { all, added } = await this.keepRead(assetId, segments, epoch, before, evictUsedUpTo, signal);
     this.counters.filled += added;
@@ -323,10 +332,20 @@ export class BookCache {
    * `before`, taken then), with the count of the notices touching each, evicting only segments
    * used at or before `evictUsedUpTo`. Whether all of them are cached, and how many were added.
    */
-  private async keepRead(assetId: string, segments: BookSegment[], epoch: number | null, before: number, evictUsedUpTo: number, signal?: AbortSignal): Promise<{ all: boolean; added: number }> {
+  private async keepRead(
+    assetId: string,
+    segments: BookSegment[],
+    epoch: number | null,
+    before: number,
+    evictUsedUpTo: number,
+    signal?: AbortSignal,
+  ): Promise<{ all: boolean; added: number }> {
     const lo = segments[0].start;
     const hi = spanEnd(segments[segments.length - 1]);
-    const [{ total, spans }] = await this.engine.rows<{ total: number; spans: [number, number][] }>(spansSql(epoch === null), { params: { asset_id: assetId, lo, hi }, signal });
+    const [{ total, spans }] = await this.engine.rows<{ total: number; spans: [number, number][] }>(spansSql(epoch === null), {
+      params: { asset_id: assetId, lo, hi },
+      signal,
+    });
     const unchanged = epoch === null ? Number(total) === before : this.engine.writeEpoch() === epoch;
     const touching = noticeCounter(spans);
     for (const segment of segments) {
@@ -546,7 +565,11 @@ class SegmentSplitter {
  * up to `at`, ending at the first event after `at`, so it answers `at` as the cached segment
  * holding it would. Undefined when the events read hold no snapshot and more came before them.
  */
-async function pointRead(engine: Engine, params: { asset_id: string; at: number; usual_market: string }, signal?: AbortSignal): Promise<BookSegment | undefined> {
+async function pointRead(
+  engine: Engine,
+  params: { asset_id: string; at: number; usual_market: string },
+  signal?: AbortSignal,
+): Promise<BookSegment | undefined> {
   const decoder = new BookEventDecoder(params.usual_market);
   const newestFirst: { ms: number; market: string; price: number; size: number; bid: boolean }[] = [];
   const builder = new SegmentBuilder();

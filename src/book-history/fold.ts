@@ -1,4 +1,4 @@
-import { OrderBook, sideOfOrder, type BookState } from '../book/index.js';
+import { type BookState, OrderBook, sideOfOrder } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
 import { LoopBreaks, nextTurn } from '../event-loop.js';
 import { clampTime, forwardQuery, latestSnapshotKey, snapshotAndChanges } from '../queries/orderbook.js';

@@ -1,4 +1,4 @@
-import { OrderBook, type Level } from '../book/index.js';
+import { type Level, OrderBook } from '../book/index.js';
 import type { BookAt } from './port.js';
 
 /**

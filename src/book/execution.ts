@@ -27,7 +27,17 @@ const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 *
 export function executeMarketOrder(book: OrderBook, side: 'BUY' | 'SELL', amount: number): Execution {
   const levels = book.levels(side === 'BUY' ? 'ask' : 'bid');
   if (levels.length === 0) {
-    return { side, requested_amount: amount, filled_amount: 0, average_price: null, best_price: null, slippage: null, slippage_bps: null, fully_filled: false, fills: [] };
+    return {
+      side,
+      requested_amount: amount,
+      filled_amount: 0,
+      average_price: null,
+      best_price: null,
+      slippage: null,
+      slippage_bps: null,
+      fully_filled: false,
+      fills: [],
+    };
   }
   const fills: Level[] = [];
   let filled = 0;

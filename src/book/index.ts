@@ -1,7 +1,8 @@
 /** The order book as a domain module (ARCHITECTURE.md "Next layer"): no I/O, no HTTP. */
-export { OrderBook, EMPTY_ASK, EMPTY_BID, sideOfOrder, type BookSide, type Level } from './order-book.js';
-export { midpoint, quoteOf, roundPrice, spread, PRICE_DECIMALS, type Quote } from './quote.js';
-export { executeMarketOrder, type Execution } from './execution.js';
-export { DEFAULT_CHECKPOINTS, type CheckpointPolicy } from './checkpoints.js';
+
 export type { BookState } from './book-state.js';
+export { type CheckpointPolicy, DEFAULT_CHECKPOINTS } from './checkpoints.js';
 export { levelsDiffering } from './drift.js';
+export { type Execution, executeMarketOrder } from './execution.js';
+export { type BookSide, EMPTY_ASK, EMPTY_BID, type Level, OrderBook, sideOfOrder } from './order-book.js';
+export { midpoint, PRICE_DECIMALS, type Quote, quoteOf, roundPrice, spread } from './quote.js';

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { drainPending, Session } from 'chdb';
-import { SESSION_SETTINGS, type Engine, type QueryOptions, type QueryParams, type Settings } from './engine.js';
+import { type Engine, type QueryOptions, type QueryParams, SESSION_SETTINGS, type Settings } from './engine.js';
 import { DataDirLockedError } from './errors.js';
 
 /**
@@ -29,10 +29,7 @@ export class EmbeddedEngine implements Engine {
   private readonly streams = new Set<Session>();
   private readonly dir: string;
 
-  private constructor(
-    dir: string,
-    sessions: Session[],
-  ) {
+  private constructor(dir: string, sessions: Session[]) {
     this.location = `chDB (embedded) at ${dir}`;
     this.dir = resolve(dir);
     this.idle = sessions;
@@ -254,7 +251,6 @@ const EXPORT_SPOOL = 'exports';
 const writeEpochs = new Map<string, number>();
 const bumpWriteEpoch = (dir: string) => writeEpochs.set(dir, (writeEpochs.get(dir) ?? 0) + 1);
 
-
 /** Output formats whose bytes only make sense as one whole file (see streamViaFile). */
 const WHOLE_FILE_FORMATS = new Set(['Parquet', 'ORC', 'Arrow', 'Avro']);
 
@@ -286,8 +282,7 @@ function paramText(value: unknown): string {
   throw new Error(`unsupported parameter value of type ${typeof value}`);
 }
 
-const escaped = (s: string) =>
-  s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\0/g, '\\0');
+const escaped = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\0/g, '\\0');
 
 /** A ClickHouse string literal: backslash and quote escaped, nothing else can end it. */
 const sqlString = (s: string) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;

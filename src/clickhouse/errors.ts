@@ -8,7 +8,10 @@ export class EngineUnavailableError extends Error {
 
 /** Another process holds the embedded engine's data directory (chDB allows one process per dir). */
 export class DataDirLockedError extends Error {
-  constructor(readonly dataDir: string, readonly holderPid: number | null) {
+  constructor(
+    readonly dataDir: string,
+    readonly holderPid: number | null,
+  ) {
     super(
       `DATA_DIR ${dataDir} is locked by another tickhouse process${holderPid ? ` (pid ${holderPid})` : ''}: ` +
         'the embedded engine allows one process per directory. Stop that process, or run this with a different ' +

@@ -6,7 +6,9 @@ import { ServerEngine } from './server.js';
 export type { Engine } from './engine.js';
 
 /** The server backend when CLICKHOUSE_URL is set, the embedded chDB engine on DATA_DIR otherwise. */
-export function createEngine(config: Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_USER' | 'CLICKHOUSE_PASSWORD' | 'CLICKHOUSE_DATABASE' | 'ENGINE_SESSIONS' | 'dataDir'>): Engine {
+export function createEngine(
+  config: Pick<Config, 'CLICKHOUSE_URL' | 'CLICKHOUSE_USER' | 'CLICKHOUSE_PASSWORD' | 'CLICKHOUSE_DATABASE' | 'ENGINE_SESSIONS' | 'dataDir'>,
+): Engine {
   if (config.CLICKHOUSE_URL) {
     return new ServerEngine({
       url: config.CLICKHOUSE_URL,

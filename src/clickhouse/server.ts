@@ -1,6 +1,6 @@
 import { Readable, Transform } from 'node:stream';
-import { createClient, drainStream, extractErrorAtTheEndOfChunk, type ClickHouseClient } from '@clickhouse/client';
-import { SESSION_SETTINGS, type Engine, type QueryOptions, type Settings } from './engine.js';
+import { type ClickHouseClient, createClient, drainStream, extractErrorAtTheEndOfChunk } from '@clickhouse/client';
+import { type Engine, type QueryOptions, SESSION_SETTINGS, type Settings } from './engine.js';
 import { EngineUnavailableError, isConnectionError } from './errors.js';
 
 export interface ServerOptions {

@@ -35,8 +35,7 @@ export function dayCoverage(segments: readonly Segment[], firstDay: number, last
     }
     const length = end - day;
     const gap_ms = length - captured;
-    const condition: DayCondition =
-      unknown === length ? 'unknown' : captured === 0 ? 'missing' : gap_ms === 0 && !drifted.get(day) ? 'available' : 'degraded';
+    const condition: DayCondition = unknown === length ? 'unknown' : captured === 0 ? 'missing' : gap_ms === 0 && !drifted.get(day) ? 'available' : 'degraded';
     days.push({ day, condition, gap_ms });
   }
   return days;

@@ -59,7 +59,13 @@ interface RunState {
  *   next run started. Repeated records (the same archive replayed over a live recording) change
  *   nothing.
  */
-export function timeline(runs: readonly RunRecord[], records: readonly AssetRecord[], hasRecords: boolean, from: number, to: number): { segments: Segment[]; reconnects: Reconnect[] } {
+export function timeline(
+  runs: readonly RunRecord[],
+  records: readonly AssetRecord[],
+  hasRecords: boolean,
+  from: number,
+  to: number,
+): { segments: Segment[]; reconnects: Reconnect[] } {
   if (to <= from) return { segments: [], reconnects: [] };
   if (!hasRecords) return { segments: [{ from, to, state: 'unknown' }], reconnects: [] };
   const firstStart = runs.find((r) => r.kind === 'start')?.t ?? Infinity;

@@ -105,7 +105,13 @@ export function explain(err) {
       return {
         title: 'Sign in again',
         text: 'The API key was not accepted: it may have been regenerated or mistyped.',
-        action: { label: 'Sign in again', run: () => { session.signOut(); location.hash = '#/account'; } },
+        action: {
+          label: 'Sign in again',
+          run: () => {
+            session.signOut();
+            location.hash = '#/account';
+          },
+        },
       };
     case 'data_access_denied': {
       const since = err.detail.earliest_allowed ? Date.parse(err.detail.earliest_allowed) : NaN;
@@ -140,6 +146,11 @@ export function errorBox(err) {
   let button = null;
   if (action?.href) button = h('a', { class: 'button', href: action.href }, action.label);
   else if (action?.run) button = h('button', { type: 'button', onclick: action.run }, action.label);
-  return h('div', { class: 'alert', role: 'alert', 'data-testid': 'api-error', 'data-status': err?.status ?? '' },
-    h('strong', {}, title), h('p', {}, text), button);
+  return h(
+    'div',
+    { class: 'alert', role: 'alert', 'data-testid': 'api-error', 'data-status': err?.status ?? '' },
+    h('strong', {}, title),
+    h('p', {}, text),
+    button,
+  );
 }

@@ -6,9 +6,9 @@ import { api, errorBox, session } from './api.js';
 import { candlesChart } from './candles-chart.js';
 import { coverageStrip } from './coverage-strip.js';
 import { fill, h } from './dom.js';
-import { earliestAllowed, fmtInt, fmtTime, parseUtcText } from './format.js';
 import { executionCalculator } from './execution-calculator.js';
 import { exportBuilder } from './export-builder.js';
+import { earliestAllowed, fmtInt, fmtTime, parseUtcText } from './format.js';
 import { recallAsset, rememberAsset } from './markets-view.js';
 import { orderBook } from './order-book.js';
 import { replayLink } from './replay-link.js';
@@ -22,9 +22,16 @@ export function renderAsset(root, { assetId }) {
   root.append(view);
 
   if (!session.key) {
-    fill(view, h('div', { class: 'alert', role: 'alert' }, h('strong', {}, 'Sign in to see market data'),
-      h('p', {}, 'Order books, candles and exports need an API key (the free plan covers today’s data).'),
-      h('a', { class: 'button', href: '#/account' }, 'Create a key or sign in')));
+    fill(
+      view,
+      h(
+        'div',
+        { class: 'alert', role: 'alert' },
+        h('strong', {}, 'Sign in to see market data'),
+        h('p', {}, 'Order books, candles and exports need an API key (the free plan covers today’s data).'),
+        h('a', { class: 'button', href: '#/account' }, 'Create a key or sign in'),
+      ),
+    );
     return () => {};
   }
 
@@ -38,16 +45,26 @@ export function renderAsset(root, { assetId }) {
       const lo = Math.max(first, windowStart);
       fill(view, header(asset));
       if (hi < lo) {
-        view.append(h('div', { class: 'alert', role: 'alert', 'data-testid': 'outside-window' },
-          h('strong', {}, 'This market’s data is older than your plan allows'),
-          h('p', {}, `Its data ends ${fmtTime(hi)} UTC; your ${me.data.plan} plan reads from ${fmtTime(windowStart)} UTC.`),
-          h('a', { class: 'button', href: '#/account/plans' }, 'See plans and upgrade')));
+        view.append(
+          h(
+            'div',
+            { class: 'alert', role: 'alert', 'data-testid': 'outside-window' },
+            h('strong', {}, 'This market’s data is older than your plan allows'),
+            h('p', {}, `Its data ends ${fmtTime(hi)} UTC; your ${me.data.plan} plan reads from ${fmtTime(windowStart)} UTC.`),
+            h('a', { class: 'button', href: '#/account/plans' }, 'See plans and upgrade'),
+          ),
+        );
         return;
       }
       if (first < windowStart) {
-        view.append(h('p', { class: 'notice', 'data-testid': 'window-note' },
-          `Data from ${fmtTime(first)} UTC exists; your ${me.data.plan} plan reads from ${fmtTime(windowStart)} UTC. `,
-          h('a', { href: '#/account/plans' }, 'Upgrade for more history')));
+        view.append(
+          h(
+            'p',
+            { class: 'notice', 'data-testid': 'window-note' },
+            `Data from ${fmtTime(first)} UTC exists; your ${me.data.plan} plan reads from ${fmtTime(windowStart)} UTC. `,
+            h('a', { href: '#/account/plans' }, 'Upgrade for more history'),
+          ),
+        );
       }
       const book = orderBook({ assetId, lo, hi });
       const chart = candlesChart({ assetId, windowStart, onPick: (t) => book.setTime(t) });
@@ -59,9 +76,15 @@ export function renderAsset(root, { assetId }) {
       book.onTime(replay.setTime);
       parts.push(book, chart, exporter, coverage);
       view.append(
-        h('p', { class: 'replay-row' }, replay.el, h('span', { class: 'hint' }, ' — the market from the book’s time on, over WebSocket in Polymarket’s protocol')),
+        h(
+          'p',
+          { class: 'replay-row' },
+          replay.el,
+          h('span', { class: 'hint' }, ' — the market from the book’s time on, over WebSocket in Polymarket’s protocol'),
+        ),
         h('div', { class: 'asset-grid' }, chart.el, book.el),
-        h('div', { class: 'grid two' }, calculator.el, exporter.el));
+        h('div', { class: 'grid two' }, calculator.el, exporter.el),
+      );
       chart.load?.(DEFAULT_RESOLUTION);
       book.start();
       coverage.load();
@@ -92,13 +115,19 @@ async function describeAsset(assetId) {
 }
 
 function header(asset) {
-  return h('header', { class: 'asset-head' },
+  return h(
+    'header',
+    { class: 'asset-head' },
     h('a', { href: '#/markets', class: 'back' }, '← Markets'),
     h('h1', { 'data-testid': 'asset-title' }, asset.question || asset.market),
-    h('div', { class: 'asset-meta' },
+    h(
+      'div',
+      { class: 'asset-meta' },
       h('span', { class: `badge side-${String(asset.side).toLowerCase()}` }, asset.side),
       h('span', {}, 'Asset ', h('code', { 'data-testid': 'asset-id' }, asset.asset_id)),
       h('span', {}, 'Market ', h('code', {}, asset.market)),
       h('span', {}, `${fmtTime(parseUtcText(asset.first_seen))} → ${fmtTime(parseUtcText(asset.last_seen))} UTC`),
-      h('span', {}, `${fmtInt(asset.total_ticks)} ticks`)));
+      h('span', {}, `${fmtInt(asset.total_ticks)} ticks`),
+    ),
+  );
 }

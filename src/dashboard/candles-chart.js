@@ -20,12 +20,21 @@ export function candlesChart({ assetId, windowStart, onPick }) {
   // The chart is absolutely placed in its box: sized by the box, it can never grow the box (autoSize loop).
   const canvasHost = h('div', { class: 'chart-host' });
   const plot = h('div', { class: 'chart', 'data-testid': 'candles-chart', role: 'img', 'aria-label': 'Candlestick chart of the best bid' }, canvasHost);
-  const buttons = Object.keys(RESOLUTIONS).map((r) => h('button', { type: 'button', 'aria-pressed': 'false', 'data-resolution': r, onclick: () => load(r) }, r));
-  const el = h('section', { class: 'card chart-card', 'aria-labelledby': 'chart-title' },
-    h('div', { class: 'card-head' },
+  const buttons = Object.keys(RESOLUTIONS).map((r) =>
+    h('button', { type: 'button', 'aria-pressed': 'false', 'data-resolution': r, onclick: () => load(r) }, r),
+  );
+  const el = h(
+    'section',
+    { class: 'card chart-card', 'aria-labelledby': 'chart-title' },
+    h(
+      'div',
+      { class: 'card-head' },
       h('h2', { id: 'chart-title' }, 'Candles', h('span', { class: 'muted' }, ' best bid, UTC')),
-      h('div', { class: 'segmented', role: 'group', 'aria-label': 'Resolution', 'data-testid': 'resolution' }, buttons)),
-    plot, status);
+      h('div', { class: 'segmented', role: 'group', 'aria-label': 'Resolution', 'data-testid': 'resolution' }, buttons),
+    ),
+    plot,
+    status,
+  );
 
   if (!LC) {
     fill(status, h('div', { class: 'alert', role: 'alert' }, 'The chart library did not load (is lightweight-charts installed on the server?).'));
@@ -39,7 +48,12 @@ export function candlesChart({ assetId, windowStart, onPick }) {
     crosshair: { mode: LC.CrosshairMode.Normal },
   });
   const candles = chart.addSeries(LC.CandlestickSeries, { priceFormat: { type: 'price', precision: 3, minMove: 0.001 } });
-  const volume = chart.addSeries(LC.HistogramSeries, { priceScaleId: 'volume', priceFormat: { type: 'volume' }, lastValueVisible: false, priceLineVisible: false });
+  const volume = chart.addSeries(LC.HistogramSeries, {
+    priceScaleId: 'volume',
+    priceFormat: { type: 'volume' },
+    lastValueVisible: false,
+    priceLineVisible: false,
+  });
   chart.priceScale('volume').applyOptions({ scaleMargins: { top: 0.8, bottom: 0 } });
   candles.priceScale().applyOptions({ scaleMargins: { top: 0.08, bottom: 0.25 } });
 
@@ -80,7 +94,10 @@ export function candlesChart({ assetId, windowStart, onPick }) {
       const n = state.bars.length;
       if (n > INITIAL_BARS) chart.timeScale().setVisibleLogicalRange({ from: n - INITIAL_BARS, to: n + 2 });
       else chart.timeScale().fitContent();
-      fill(status, data.length ? null : h('span', { class: 'muted', 'data-testid': 'no-candles' }, 'No price changes in your plan’s window for this resolution.'));
+      fill(
+        status,
+        data.length ? null : h('span', { class: 'muted', 'data-testid': 'no-candles' }, 'No price changes in your plan’s window for this resolution.'),
+      );
     } catch (err) {
       if (generation === state.generation) fill(status, errorBox(err));
     } finally {

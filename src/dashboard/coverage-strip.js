@@ -36,10 +36,12 @@ export function coverageStrip({ assetId, lo, hi }) {
   function render(c) {
     const counts = {};
     for (const d of c.days) counts[d.condition] = (counts[d.condition] ?? 0) + 1;
-    fill(summary,
+    fill(
+      summary,
       Object.entries(counts).map(([condition, n]) => h('span', { class: 'cov-count' }, h('i', { class: `cov-${condition}` }), `${n} ${condition}`)),
       h('span', {}, ` · ${fmtInt(c.books.exchange)} exchange books: ${fmtInt(c.books.verified)} verified, ${fmtInt(c.books.drifted)} drifted`),
-      c.reconnects.length ? h('span', {}, ` · ${plural(c.reconnects.length, 'reconnect')}`) : null);
+      c.reconnects.length ? h('span', {}, ` · ${plural(c.reconnects.length, 'reconnect')}`) : null,
+    );
     if (!c.days.length) {
       fill(body);
       return;
@@ -52,8 +54,12 @@ export function coverageStrip({ assetId, lo, hi }) {
     const days = c.days.map((d) => {
       const start = Date.parse(`${d.date}T00:00:00Z`);
       const cell = h('div', {
-        class: `cov-day cov-${d.condition}`, tabindex: 0, 'data-date': d.date, 'data-condition': d.condition,
-        'aria-describedby': tip.id, 'aria-label': `${d.date}: ${d.condition}`,
+        class: `cov-day cov-${d.condition}`,
+        tabindex: 0,
+        'data-date': d.date,
+        'data-condition': d.condition,
+        'aria-describedby': tip.id,
+        'aria-label': `${d.date}: ${d.condition}`,
       });
       const show = () => showTip(cell, dayText(d, c, start));
       cell.addEventListener('mouseenter', show);
@@ -62,21 +68,32 @@ export function coverageStrip({ assetId, lo, hi }) {
       cell.addEventListener('blur', hideTip);
       return cell;
     });
-    const track = h('div', { class: 'cov-track', 'aria-hidden': 'true' },
+    const track = h(
+      'div',
+      { class: 'cov-track', 'aria-hidden': 'true' },
       c.captured.map((s) => h('span', { class: 'cov-captured', style: span(s.from, s.to) })),
       c.gaps.map((g) => h('span', { class: `cov-gap cov-gap-${g.reason}`, style: span(g.from, g.to) })),
-      c.drift.map((d) => h('span', { class: 'cov-drift', style: `left:${at(d.t)}` })));
-    fill(body,
+      c.drift.map((d) => h('span', { class: 'cov-drift', style: `left:${at(d.t)}` })),
+    );
+    fill(
+      body,
       h('div', { class: 'cov-days' }, days),
       track,
       h('div', { class: 'range-ends hint' }, h('span', {}, c.days[0].date), h('span', {}, c.days.at(-1).date)),
-      h('ul', { class: 'cov-legend hint', 'aria-label': 'Legend' },
+      h(
+        'ul',
+        { class: 'cov-legend hint', 'aria-label': 'Legend' },
         ['available', 'degraded', 'missing', 'unknown'].map((k) => h('li', {}, h('i', { class: `cov-${k}` }), k)),
-        h('li', {}, h('i', { class: 'cov-drift-key' }), 'drifted book')));
+        h('li', {}, h('i', { class: 'cov-drift-key' }), 'drifted book'),
+      ),
+    );
   }
 
   function showTip(cell, lines) {
-    fill(tip, lines.map((line, i) => (i === 0 ? h('strong', {}, line) : h('div', {}, line))));
+    fill(
+      tip,
+      lines.map((line, i) => (i === 0 ? h('strong', {}, line) : h('div', {}, line))),
+    );
     tip.hidden = false;
     const box = el.getBoundingClientRect();
     const target = cell.getBoundingClientRect();

@@ -30,8 +30,12 @@ export function renderMarkets(root, initial) {
   const stats = h('div', { class: 'stats', 'data-testid': 'market-stats' });
   const results = h('div', { class: 'results', 'aria-live': 'polite' });
   const input = h('input', {
-    type: 'search', value: search, placeholder: 'Question or condition ID', autocomplete: 'off',
-    'aria-label': 'Search markets', 'data-testid': 'market-search',
+    type: 'search',
+    value: search,
+    placeholder: 'Question or condition ID',
+    autocomplete: 'off',
+    'aria-label': 'Search markets',
+    'data-testid': 'market-search',
   });
 
   const load = async () => {
@@ -52,49 +56,95 @@ export function renderMarkets(root, initial) {
   };
 
   const table = (rows, meta) => {
-    if (rows.length === 0) return h('p', { class: 'muted', 'data-testid': 'no-markets' }, search ? `No market matches “${search}”.` : 'No market has data yet.');
+    if (rows.length === 0)
+      return h('p', { class: 'muted', 'data-testid': 'no-markets' }, search ? `No market matches “${search}”.` : 'No market has data yet.');
     const first = meta.offset + 1;
     const last = meta.offset + meta.count;
-    const page = (to) => () => { offset = Math.max(0, to); load(); };
+    const page = (to) => () => {
+      offset = Math.max(0, to);
+      load();
+    };
     return [
-      h('div', { class: 'table-wrap' }, h('table', { class: 'markets', 'data-testid': 'markets-table' },
-        h('thead', {}, h('tr', {},
-          h('th', {}, 'Market'), h('th', {}, 'Outcome'), h('th', { class: 'hide-narrow' }, 'Asset'),
-          h('th', { class: 'hide-narrow' }, 'First seen (UTC)'), h('th', {}, 'Last seen (UTC)'), h('th', { class: 'num' }, 'Ticks'))),
-        h('tbody', {}, rows.map((row) => h('tr', {},
-          h('td', { class: 'market-cell' },
-            h('a', { href: `#/asset/${row.asset_id}`, 'data-testid': 'market-link', onclick: () => rememberAsset(row) }, row.question || row.market),
-            row.question ? h('div', { class: 'sub' }, h('code', { title: row.market }, shortId(row.market))) : null),
-          h('td', {}, h('span', { class: `badge side-${String(row.side).toLowerCase()}` }, row.side)),
-          h('td', { class: 'hide-narrow' }, h('code', { title: row.asset_id }, shortId(row.asset_id))),
-          h('td', { class: 'hide-narrow nowrap' }, fmtTime(parseUtcText(row.first_seen))),
-          h('td', { class: 'nowrap' }, fmtTime(parseUtcText(row.last_seen))),
-          h('td', { class: 'num' }, fmtInt(row.total_ticks))))))),
-      h('nav', { class: 'pager', 'aria-label': 'Pages' },
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          { class: 'markets', 'data-testid': 'markets-table' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', {}, 'Market'),
+              h('th', {}, 'Outcome'),
+              h('th', { class: 'hide-narrow' }, 'Asset'),
+              h('th', { class: 'hide-narrow' }, 'First seen (UTC)'),
+              h('th', {}, 'Last seen (UTC)'),
+              h('th', { class: 'num' }, 'Ticks'),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            rows.map((row) =>
+              h(
+                'tr',
+                {},
+                h(
+                  'td',
+                  { class: 'market-cell' },
+                  h('a', { href: `#/asset/${row.asset_id}`, 'data-testid': 'market-link', onclick: () => rememberAsset(row) }, row.question || row.market),
+                  row.question ? h('div', { class: 'sub' }, h('code', { title: row.market }, shortId(row.market))) : null,
+                ),
+                h('td', {}, h('span', { class: `badge side-${String(row.side).toLowerCase()}` }, row.side)),
+                h('td', { class: 'hide-narrow' }, h('code', { title: row.asset_id }, shortId(row.asset_id))),
+                h('td', { class: 'hide-narrow nowrap' }, fmtTime(parseUtcText(row.first_seen))),
+                h('td', { class: 'nowrap' }, fmtTime(parseUtcText(row.last_seen))),
+                h('td', { class: 'num' }, fmtInt(row.total_ticks)),
+              ),
+            ),
+          ),
+        ),
+      ),
+      h(
+        'nav',
+        { class: 'pager', 'aria-label': 'Pages' },
         h('button', { type: 'button', disabled: meta.offset === 0, onclick: page(meta.offset - PAGE_SIZE), 'data-testid': 'prev-page' }, '← Previous'),
         h('span', { 'data-testid': 'page-info' }, `${fmtInt(first)}–${fmtInt(last)} of ${fmtInt(meta.total)}`),
-        h('button', { type: 'button', disabled: last >= meta.total, onclick: page(meta.offset + PAGE_SIZE), 'data-testid': 'next-page' }, 'Next →')),
+        h('button', { type: 'button', disabled: last >= meta.total, onclick: page(meta.offset + PAGE_SIZE), 'data-testid': 'next-page' }, 'Next →'),
+      ),
     ];
   };
 
-  input.addEventListener('input', debounce(() => {
-    search = input.value.trim();
-    offset = 0;
-    load();
-  }, 250));
+  input.addEventListener(
+    'input',
+    debounce(() => {
+      search = input.value.trim();
+      offset = 0;
+      load();
+    }, 250),
+  );
 
-  fill(root, h('section', { class: 'markets-view' },
-    h('div', { class: 'toolbar' }, h('h1', {}, 'Markets'), input),
-    stats, results));
+  fill(root, h('section', { class: 'markets-view' }, h('div', { class: 'toolbar' }, h('h1', {}, 'Markets'), input), stats, results));
 
-  api('/v1/markets/stats', { signal: stop.signal }).then(({ data }) => fill(stats,
-    stat('Markets', fmtInt(data.total_markets)),
-    stat('Outcome tokens', fmtInt(data.total_assets)),
-    stat('Ticks', fmtInt(data.total_ticks)),
-    stat('Ticks, last 24 h', fmtInt(data.ticks_last_24h)),
-    stat('Book snapshots', fmtInt(data.total_snapshots)),
-    stat('Data span (UTC)', data.first_timestamp === null ? '—' : `${fmtTime(data.first_timestamp).slice(0, 16)} → ${fmtTime(data.last_timestamp).slice(0, 16)}`),
-  )).catch(() => stats.remove());
+  api('/v1/markets/stats', { signal: stop.signal })
+    .then(({ data }) =>
+      fill(
+        stats,
+        stat('Markets', fmtInt(data.total_markets)),
+        stat('Outcome tokens', fmtInt(data.total_assets)),
+        stat('Ticks', fmtInt(data.total_ticks)),
+        stat('Ticks, last 24 h', fmtInt(data.ticks_last_24h)),
+        stat('Book snapshots', fmtInt(data.total_snapshots)),
+        stat(
+          'Data span (UTC)',
+          data.first_timestamp === null ? '—' : `${fmtTime(data.first_timestamp).slice(0, 16)} → ${fmtTime(data.last_timestamp).slice(0, 16)}`,
+        ),
+      ),
+    )
+    .catch(() => stats.remove());
 
   load();
   if (!initial.search) input.focus({ preventScroll: true });

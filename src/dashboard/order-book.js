@@ -24,26 +24,52 @@ export function orderBook({ assetId, lo, hi }) {
   const listeners = new Set();
 
   const slider = h('input', {
-    type: 'range', min: lo, max: hi, step: 1, value: hi,
-    'aria-label': 'Order book time (UTC)', 'data-testid': 'book-time',
+    type: 'range',
+    min: lo,
+    max: hi,
+    step: 1,
+    value: hi,
+    'aria-label': 'Order book time (UTC)',
+    'data-testid': 'book-time',
   });
-  const picker = h('input', { type: 'text', pattern: TIME_PATTERN, value: toTimeInput(hi), spellcheck: 'false', class: 'time-input', 'data-testid': 'book-time-input' });
-  const depthSelect = h('select', { 'aria-label': 'Levels per side' }, LEVEL_CHOICES.map((n) => h('option', { value: n, selected: n === levels }, `${n} levels`)));
+  const picker = h('input', {
+    type: 'text',
+    pattern: TIME_PATTERN,
+    value: toTimeInput(hi),
+    spellcheck: 'false',
+    class: 'time-input',
+    'data-testid': 'book-time-input',
+  });
+  const depthSelect = h(
+    'select',
+    { 'aria-label': 'Levels per side' },
+    LEVEL_CHOICES.map((n) => h('option', { value: n, selected: n === levels }, `${n} levels`)),
+  );
   const summary = h('dl', { class: 'book-summary', 'data-testid': 'book-summary' });
   const ladder = h('div', { class: 'ladder-wrap' });
   const canvas = h('canvas', { class: 'depth', 'data-testid': 'depth-chart', role: 'img', 'aria-label': 'Cumulative depth chart' });
   const status = h('div', { 'aria-live': 'polite' });
 
-  const el = h('section', { class: 'card book-card', 'aria-labelledby': 'book-title' },
+  const el = h(
+    'section',
+    { class: 'card book-card', 'aria-labelledby': 'book-title' },
     h('div', { class: 'card-head' }, h('h2', { id: 'book-title' }, 'Order book'), depthSelect),
-    h('div', { class: 'time-controls' },
+    h(
+      'div',
+      { class: 'time-controls' },
       slider,
-      h('div', { class: 'time-row' },
+      h(
+        'div',
+        { class: 'time-row' },
         h('label', { class: 'inline' }, h('span', {}, 'At (UTC)'), picker),
-        h('button', { type: 'button', onclick: () => setTime(hi) }, 'Latest')),
-      h('div', { class: 'range-ends hint' }, h('span', {}, fmtTime(lo)), h('span', {}, fmtTime(hi)))),
-    summary, status,
-    h('div', { class: 'book-body' }, ladder, canvas));
+        h('button', { type: 'button', onclick: () => setTime(hi) }, 'Latest'),
+      ),
+      h('div', { class: 'range-ends hint' }, h('span', {}, fmtTime(lo)), h('span', {}, fmtTime(hi))),
+    ),
+    summary,
+    status,
+    h('div', { class: 'book-body' }, ladder, canvas),
+  );
 
   async function fetchBook() {
     inflight?.abort();
@@ -83,12 +109,14 @@ export function orderBook({ assetId, lo, hi }) {
       return;
     }
     const mid = (book.best_bid + book.best_ask) / 2;
-    fill(summary,
+    fill(
+      summary,
       item('Book as of', h('span', { 'data-testid': 'book-datetime' }, `${book.datetime} UTC`)),
       item('Best bid', h('span', { class: 'bid' }, fmtPrice(book.best_bid))),
       item('Best ask', h('span', { class: 'ask' }, fmtPrice(book.best_ask))),
       item('Mid', fmtPrice(mid)),
-      item('Spread', fmtPrice(book.best_ask - book.best_bid)));
+      item('Spread', fmtPrice(book.best_ask - book.best_bid)),
+    );
     fill(ladder, ladderTable(book));
     centreOnSpread(ladder);
     drawDepth(canvas, book);
@@ -117,10 +145,14 @@ export function orderBook({ assetId, lo, hi }) {
 
   return {
     el,
-    get time() { return time; },
+    get time() {
+      return time;
+    },
     setTime,
     /** Called with the new time whenever it changes (the calculator and export follow it). */
-    onTime(fn) { listeners.add(fn); },
+    onTime(fn) {
+      listeners.add(fn);
+    },
     start: fetchBook,
     dispose() {
       inflight?.abort();
@@ -144,19 +176,32 @@ function ladderTable(book) {
   const asks = cumulate(book.asks);
   const max = Math.max(bids.at(-1)?.total ?? 0, asks.at(-1)?.total ?? 0) || 1;
   const row = (side) => (l) => {
-    const tr = h('tr', { class: side },
+    const tr = h(
+      'tr',
+      { class: side },
       h('td', { class: 'num price' }, fmtPrice(l.price)),
       h('td', { class: 'num' }, fmtSize(l.size)),
-      h('td', { class: 'num' }, fmtSize(l.total)));
+      h('td', { class: 'num' }, fmtSize(l.total)),
+    );
     tr.style.setProperty('--depth', `${((l.total / max) * 100).toFixed(1)}%`);
     return tr;
   };
-  return h('table', { class: 'ladder', 'data-testid': 'book-ladder' },
+  return h(
+    'table',
+    { class: 'ladder', 'data-testid': 'book-ladder' },
     h('thead', {}, h('tr', {}, h('th', { class: 'num' }, 'Price'), h('th', { class: 'num' }, 'Size'), h('th', { class: 'num' }, 'Total'))),
-    h('tbody', {},
+    h(
+      'tbody',
+      {},
       asks.slice().reverse().map(row('ask')),
-      h('tr', { class: 'spread-row' }, h('td', { colspan: 3 }, asks.length || bids.length ? `spread ${fmtPrice(book.best_ask - book.best_bid)}` : 'empty book')),
-      bids.map(row('bid'))));
+      h(
+        'tr',
+        { class: 'spread-row' },
+        h('td', { colspan: 3 }, asks.length || bids.length ? `spread ${fmtPrice(book.best_ask - book.best_bid)}` : 'empty book'),
+      ),
+      bids.map(row('bid')),
+    ),
+  );
 }
 
 /**
@@ -192,7 +237,10 @@ function drawDepth(canvas, book) {
   const prices = levels.map((l) => l.price);
   let minP = Math.min(...prices);
   let maxP = Math.max(...prices);
-  if (minP === maxP) { minP -= 0.01; maxP += 0.01; }
+  if (minP === maxP) {
+    minP -= 0.01;
+    maxP += 0.01;
+  }
   const sum = (side) => side.reduce((a, l) => a + l.size, 0);
   const maxTotal = Math.max(sum(book.bids), sum(book.asks)) || 1;
   const x = (p) => pad.left + ((p - minP) / (maxP - minP)) * (width - pad.left - pad.right);

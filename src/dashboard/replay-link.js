@@ -7,7 +7,11 @@ import { session, url } from './api.js';
 import { h } from './dom.js';
 
 export function replayLink({ from, to }) {
-  const el = h('a', { class: 'replay-link', 'data-testid': 'replay-link', title: 'WebSocket URL for a Polymarket market-channel client: copy it into your bot' }, 'Replay from here');
+  const el = h(
+    'a',
+    { class: 'replay-link', 'data-testid': 'replay-link', title: 'WebSocket URL for a Polymarket market-channel client: copy it into your bot' },
+    'Replay from here',
+  );
   const setTime = (ms) => {
     const target = new URL(url('/v1/replay/market', { from: ms, to: Math.max(ms, to), key: session.key }), location.href);
     target.protocol = target.protocol === 'https:' ? 'wss:' : 'ws:';

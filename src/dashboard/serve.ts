@@ -25,7 +25,11 @@ const LIBRARY = 'public, max-age=86400';
 const JS = 'text/javascript; charset=utf-8';
 
 type Source = { path: string } | { build: () => string };
-interface AssetSpec { source: Source; type: string; cache: string }
+interface AssetSpec {
+  source: Source;
+  type: string;
+  cache: string;
+}
 
 const own = (file: string, type: string): AssetSpec => ({ source: { path: join(here, file) }, type, cache: REVALIDATE });
 
@@ -70,7 +74,11 @@ const PAGE_HEADERS = {
   'Referrer-Policy': 'no-referrer',
 };
 
-interface Loaded { body: Buffer; gzip: Buffer; etag: string }
+interface Loaded {
+  body: Buffer;
+  gzip: Buffer;
+  etag: string;
+}
 
 /** Files are read once per process and kept with their gzip form and a content hash for the ETag. */
 const loaded = new Map<AssetSpec, Promise<Loaded>>();
@@ -107,7 +115,7 @@ async function respond(spec: AssetSpec, req: { header(name: string): string | un
     ...extra,
   };
   const match = req.header('if-none-match');
-  if (match && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === file.etag)) {
+  if (match?.split(',').some((tag) => tag.trim().replace(/^W\//, '') === file.etag)) {
     return new Response(null, { status: 304, headers });
   }
   const accepted = acceptedEncodings(req.header('accept-encoding'));

@@ -1,7 +1,7 @@
+import { expiryOfGrant } from '../accounts/plan-change.js';
 import { generateApiKey, hashApiKey } from '../auth/keys.js';
 import type { AppDeps } from '../deps.js';
 import { log } from '../log.js';
-import { expiryOfGrant } from '../accounts/plan-change.js';
 
 /** A local demo key outlives a paid month so a newcomer's setup keeps working; a year is plenty. */
 const DEMO_KEY_DAYS = 365;
@@ -35,6 +35,6 @@ export async function printDemoKeyOnFirstStart(deps: Pick<AppDeps, 'config' | 'e
     `    curl -H "Authorization: Bearer ${apiKey}" ${url}/v1/me`,
   ];
   if (asset) lines.push(`    curl -H "Authorization: Bearer ${apiKey}" "${url}/v1/ohlcv?asset_id=${asset.asset_id}&resolution=1h"`);
-  process.stdout.write(lines.join('\n') + '\n\n');
+  process.stdout.write(`${lines.join('\n')}\n\n`);
   return apiKey;
 }

@@ -1,4 +1,4 @@
-import { OrderBook, type BookSide } from '../book/index.js';
+import { type BookSide, OrderBook } from '../book/index.js';
 
 /**
  * A seeded, deterministic generator of Polymarket market-channel frames for the demo dataset.
@@ -167,22 +167,137 @@ const UP_DOWN: [string, string] = ['Up', 'Down'];
 
 /** Ordered so that the first eight already include both Up/Down markets and two on the 0.001 grid. */
 const TEMPLATES: Template[] = [
-  { question: (y) => `Will the Fed cut rates in March ${y + 1}?`, description: 'This market will resolve to "Yes" if the FOMC announces a cut to the federal funds target range at its March meeting. Otherwise, it will resolve to "No".', outcomes: YES_NO, p0: 0.36, fine: false, resolvesIn: 1 },
-  { question: () => 'Bitcoin above $150k on Dec 31?', description: 'This market will resolve to "Yes" if the Binance BTC/USDT 1-minute candle close at 12:00 ET on December 31 is above $150,000.', outcomes: YES_NO, p0: 0.21, fine: false, resolvesIn: 0 },
-  { question: (y) => `Will Gavin Newsom win the ${y + 2} Democratic presidential nomination?`, description: 'This market will resolve to "Yes" if the named individual wins and accepts the Democratic nomination for U.S. president.', outcomes: YES_NO, p0: 0.24, fine: false, resolvesIn: 2 },
-  { question: (y) => `Will Ethereum reach $10,000 by December 31, ${y}?`, description: 'This market will resolve to "Yes" if any Binance ETH/USDT 1-minute candle has a final high at or above $10,000 before the end date.', outcomes: YES_NO, p0: 0.035, fine: true, resolvesIn: 0 },
-  { question: () => 'Bitcoin Up or Down this week?', description: 'This market will resolve to "Up" if the BTC/USDT close at the end of the week is at or above the close at its start, and "Down" otherwise.', outcomes: UP_DOWN, p0: 0.52, fine: false, resolvesIn: 0 },
-  { question: (y) => `Will OpenAI release GPT-6 before ${y + 1}?`, description: 'This market will resolve to "Yes" if OpenAI makes a model officially named GPT-6 publicly available before the date in the title.', outcomes: YES_NO, p0: 0.42, fine: false, resolvesIn: 1 },
-  { question: () => 'Ethereum Up or Down today?', description: 'This market will resolve to "Up" if the ETH/USDT close at 12:00 ET today is at or above the close 24 hours earlier, and "Down" otherwise.', outcomes: UP_DOWN, p0: 0.49, fine: false, resolvesIn: 0 },
-  { question: (y) => `US recession in ${y + 1}?`, description: 'This market will resolve to "Yes" if the NBER announces a recession beginning in the listed year, or two consecutive quarters of negative real GDP growth are reported.', outcomes: YES_NO, p0: 0.19, fine: false, resolvesIn: 1 },
-  { question: (y) => `Will the Lakers win the ${y + 1} NBA Finals?`, description: 'This market will resolve to "Yes" if the Los Angeles Lakers win the NBA Finals of the listed season.', outcomes: YES_NO, p0: 0.055, fine: true, resolvesIn: 1 },
-  { question: (y) => `Will Real Madrid win the ${y}–${String(y + 1).slice(2)} Champions League?`, description: 'This market will resolve to "Yes" if Real Madrid wins the UEFA Champions League final of the listed season.', outcomes: YES_NO, p0: 0.15, fine: false, resolvesIn: 1 },
-  { question: () => 'Will NVIDIA (NVDA) close above $240 end of January?', description: 'This market will resolve to "Yes" if the official closing price for NVIDIA (NVDA) on the final trading day of January is higher than the listed price.', outcomes: YES_NO, p0: 0.62, fine: false, resolvesIn: 1 },
-  { question: () => 'Gold above $4,000 on December 31?', description: 'This market will resolve to "Yes" if the COMEX gold front-month settlement on December 31 is above $4,000 per ounce.', outcomes: YES_NO, p0: 0.955, fine: true, resolvesIn: 0 },
-  { question: () => 'US government shutdown before February 1?', description: 'This market will resolve to "Yes" if the U.S. federal government enters a lapse in appropriations before the listed date.', outcomes: YES_NO, p0: 0.28, fine: false, resolvesIn: 1 },
-  { question: (y) => `Will SpaceX reach orbit with Starship in ${y + 1}?`, description: 'This market will resolve to "Yes" if a Starship upper stage completes at least one full orbit during the listed year.', outcomes: YES_NO, p0: 0.71, fine: false, resolvesIn: 1 },
-  { question: (y) => `Will Taylor Swift release a new album in ${y + 1}?`, description: 'This market will resolve to "Yes" if Taylor Swift releases a new studio album during the listed year.', outcomes: YES_NO, p0: 0.33, fine: false, resolvesIn: 1 },
-  { question: () => 'Solana above $300 on December 31?', description: 'This market will resolve to "Yes" if the Binance SOL/USDT 1-minute candle close at 12:00 ET on December 31 is above $300.', outcomes: YES_NO, p0: 0.028, fine: true, resolvesIn: 0 },
+  {
+    question: (y) => `Will the Fed cut rates in March ${y + 1}?`,
+    description:
+      'This market will resolve to "Yes" if the FOMC announces a cut to the federal funds target range at its March meeting. Otherwise, it will resolve to "No".',
+    outcomes: YES_NO,
+    p0: 0.36,
+    fine: false,
+    resolvesIn: 1,
+  },
+  {
+    question: () => 'Bitcoin above $150k on Dec 31?',
+    description: 'This market will resolve to "Yes" if the Binance BTC/USDT 1-minute candle close at 12:00 ET on December 31 is above $150,000.',
+    outcomes: YES_NO,
+    p0: 0.21,
+    fine: false,
+    resolvesIn: 0,
+  },
+  {
+    question: (y) => `Will Gavin Newsom win the ${y + 2} Democratic presidential nomination?`,
+    description: 'This market will resolve to "Yes" if the named individual wins and accepts the Democratic nomination for U.S. president.',
+    outcomes: YES_NO,
+    p0: 0.24,
+    fine: false,
+    resolvesIn: 2,
+  },
+  {
+    question: (y) => `Will Ethereum reach $10,000 by December 31, ${y}?`,
+    description: 'This market will resolve to "Yes" if any Binance ETH/USDT 1-minute candle has a final high at or above $10,000 before the end date.',
+    outcomes: YES_NO,
+    p0: 0.035,
+    fine: true,
+    resolvesIn: 0,
+  },
+  {
+    question: () => 'Bitcoin Up or Down this week?',
+    description: 'This market will resolve to "Up" if the BTC/USDT close at the end of the week is at or above the close at its start, and "Down" otherwise.',
+    outcomes: UP_DOWN,
+    p0: 0.52,
+    fine: false,
+    resolvesIn: 0,
+  },
+  {
+    question: (y) => `Will OpenAI release GPT-6 before ${y + 1}?`,
+    description: 'This market will resolve to "Yes" if OpenAI makes a model officially named GPT-6 publicly available before the date in the title.',
+    outcomes: YES_NO,
+    p0: 0.42,
+    fine: false,
+    resolvesIn: 1,
+  },
+  {
+    question: () => 'Ethereum Up or Down today?',
+    description: 'This market will resolve to "Up" if the ETH/USDT close at 12:00 ET today is at or above the close 24 hours earlier, and "Down" otherwise.',
+    outcomes: UP_DOWN,
+    p0: 0.49,
+    fine: false,
+    resolvesIn: 0,
+  },
+  {
+    question: (y) => `US recession in ${y + 1}?`,
+    description:
+      'This market will resolve to "Yes" if the NBER announces a recession beginning in the listed year, or two consecutive quarters of negative real GDP growth are reported.',
+    outcomes: YES_NO,
+    p0: 0.19,
+    fine: false,
+    resolvesIn: 1,
+  },
+  {
+    question: (y) => `Will the Lakers win the ${y + 1} NBA Finals?`,
+    description: 'This market will resolve to "Yes" if the Los Angeles Lakers win the NBA Finals of the listed season.',
+    outcomes: YES_NO,
+    p0: 0.055,
+    fine: true,
+    resolvesIn: 1,
+  },
+  {
+    question: (y) => `Will Real Madrid win the ${y}–${String(y + 1).slice(2)} Champions League?`,
+    description: 'This market will resolve to "Yes" if Real Madrid wins the UEFA Champions League final of the listed season.',
+    outcomes: YES_NO,
+    p0: 0.15,
+    fine: false,
+    resolvesIn: 1,
+  },
+  {
+    question: () => 'Will NVIDIA (NVDA) close above $240 end of January?',
+    description:
+      'This market will resolve to "Yes" if the official closing price for NVIDIA (NVDA) on the final trading day of January is higher than the listed price.',
+    outcomes: YES_NO,
+    p0: 0.62,
+    fine: false,
+    resolvesIn: 1,
+  },
+  {
+    question: () => 'Gold above $4,000 on December 31?',
+    description: 'This market will resolve to "Yes" if the COMEX gold front-month settlement on December 31 is above $4,000 per ounce.',
+    outcomes: YES_NO,
+    p0: 0.955,
+    fine: true,
+    resolvesIn: 0,
+  },
+  {
+    question: () => 'US government shutdown before February 1?',
+    description: 'This market will resolve to "Yes" if the U.S. federal government enters a lapse in appropriations before the listed date.',
+    outcomes: YES_NO,
+    p0: 0.28,
+    fine: false,
+    resolvesIn: 1,
+  },
+  {
+    question: (y) => `Will SpaceX reach orbit with Starship in ${y + 1}?`,
+    description: 'This market will resolve to "Yes" if a Starship upper stage completes at least one full orbit during the listed year.',
+    outcomes: YES_NO,
+    p0: 0.71,
+    fine: false,
+    resolvesIn: 1,
+  },
+  {
+    question: (y) => `Will Taylor Swift release a new album in ${y + 1}?`,
+    description: 'This market will resolve to "Yes" if Taylor Swift releases a new studio album during the listed year.',
+    outcomes: YES_NO,
+    p0: 0.33,
+    fine: false,
+    resolvesIn: 1,
+  },
+  {
+    question: () => 'Solana above $300 on December 31?',
+    description: 'This market will resolve to "Yes" if the Binance SOL/USDT 1-minute candle close at 12:00 ET on December 31 is above $300.',
+    outcomes: YES_NO,
+    p0: 0.028,
+    fine: true,
+    resolvesIn: 0,
+  },
 ];
 
 interface Market {
@@ -304,7 +419,10 @@ function gammaMarket(t: Template, m: Market, rng: Rng, year: number, startMs: nu
     id: String(500_000 + rng.int(600_000)),
     question,
     conditionId: m.conditionId,
-    slug: `${question.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}${rng.next() < 0.4 ? `-${100 + rng.int(900)}` : ''}`,
+    slug: `${question
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')}${rng.next() < 0.4 ? `-${100 + rng.int(900)}` : ''}`,
     resolutionSource: '',
     endDate: endDate.toISOString().replace('.000Z', 'Z'),
     liquidity: liquidity.toFixed(5),
@@ -433,7 +551,7 @@ function activity(rng: Rng, startMs: number, minutes: number, marketCount: numbe
   let burstGain = 1;
   for (let i = 0; i < minutes; i++) {
     const hour = ((startMs + i * MINUTE) % 86_400_000) / 3_600_000;
-    const daily = 0.12 + 0.88 * Math.pow(0.5 + 0.5 * Math.cos((2 * Math.PI * (hour - 19)) / 24), 1.5);
+    const daily = 0.12 + 0.88 * (0.5 + 0.5 * Math.cos((2 * Math.PI * (hour - 19)) / 24)) ** 1.5;
     if (burstLeft === 0 && rng.next() < 1 / 150) {
       burstLeft = 2 + rng.int(14);
       burstMarket = rng.int(marketCount);
@@ -558,7 +676,9 @@ function trade(ctx: Ctx, m: Market, b: Book, { hit, sweep }: TradeOptions, price
   const onFirst = rng.next() < 0.5;
   const p = prices.get(m.n)![onFirst ? k : m.n - k];
   const side = onFirst === takerBuys ? 'BUY' : 'SELL';
-  ctx.lines.push(`{"asset_id":"${m.tokens[onFirst ? 0 : 1]}","event_type":"last_trade_price","fee_rate_bps":"0","market":"${m.conditionId}","price":"${p}","side":"${side}","size":"${size(filled)}","timestamp":"${ctx.t}"}`);
+  ctx.lines.push(
+    `{"asset_id":"${m.tokens[onFirst ? 0 : 1]}","event_type":"last_trade_price","fee_rate_bps":"0","market":"${m.conditionId}","price":"${p}","side":"${side}","size":"${size(filled)}","timestamp":"${ctx.t}"}`,
+  );
   return ticks + 1;
 }
 

@@ -1,6 +1,6 @@
 import type { Engine } from '../clickhouse/engine.js';
+import { type ReplayProgress, replayLines } from '../ingest/frame-files.js';
 import { generateDemo } from './frames.js';
-import { replayLines, type ReplayProgress } from '../ingest/frame-files.js';
 
 export interface SeedDemoOptions {
   /** Tick rows to produce (default 300 000: loads in seconds on a small machine). */

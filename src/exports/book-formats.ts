@@ -1,8 +1,8 @@
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { BookState, Level, OrderBook } from '../book/index.js';
+import type { BookRowVisitor } from '../book-history/dataset-rows.js';
 import { nextTurn } from '../event-loop.js';
 import { MAX_NUMBER_BYTES, writeInteger, writeNumber } from '../number-text.js';
-import type { BookRowVisitor } from '../book-history/dataset-rows.js';
 import { NO_SEPARATOR, SideText } from './side-text.js';
 
 /**
@@ -28,7 +28,7 @@ export type BookRowSource = (visit: BookRowVisitor) => AsyncGenerator<void>;
 
 export function encodeBookRows(rows: BookRowSource, format: BookExportFormat, depth: number): AsyncGenerator<Buffer> {
   if (format === 'parquet') return parquetChunks(rows, depth);
-  return format === 'csv' ? textChunks(rows, csvLine(depth), depth, bookCsvColumns(depth).join(',') + '\n') : textChunks(rows, jsonLine(depth), depth, '');
+  return format === 'csv' ? textChunks(rows, csvLine(depth), depth, `${bookCsvColumns(depth).join(',')}\n`) : textChunks(rows, jsonLine(depth), depth, '');
 }
 
 /**

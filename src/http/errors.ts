@@ -50,8 +50,7 @@ export class ApiError extends Error {
   }
 }
 
-export const invalidParameter = (param: string, message: string) =>
-  new ApiError('invalid_parameter', message, { param });
+export const invalidParameter = (param: string, message: string) => new ApiError('invalid_parameter', message, { param });
 
 export const notFound = (message: string) => new ApiError('not_found', message);
 

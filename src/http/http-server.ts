@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
-import { ApiError } from './errors.js';
 import { redactPath } from '../redact.js';
+import { ApiError } from './errors.js';
 import { badRequest, isClobTarget, writeRawError } from './raw-response.js';
 import { currentRequestScope, runInRequestScope } from './request-scope.js';
 

@@ -11,7 +11,10 @@ export const IMMUTABLE = 'private, max-age=31536000, immutable';
 
 export function okHistorical<T>(c: Context, data: T, historical: boolean) {
   if (!historical) return ok(c, data);
-  const etag = `"${createHash('sha256').update(JSON.stringify({ success: true, data })).digest('base64url').slice(0, 32)}"`;
+  const etag = `"${createHash('sha256')
+    .update(JSON.stringify({ success: true, data }))
+    .digest('base64url')
+    .slice(0, 32)}"`;
   c.header('ETag', etag);
   c.header('Cache-Control', IMMUTABLE);
   if (matches(c.req.header('if-none-match'), etag)) return c.body(null, 304);

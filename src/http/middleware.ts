@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import { routePath } from 'hono/route';
 import { log } from '../log.js';
-import { redactPath } from '../redact.js';
 import { metrics } from '../metrics.js';
+import { redactPath } from '../redact.js';
 import type { AppEnv } from './context.js';
 import { currentRequestScope } from './request-scope.js';
 

@@ -35,7 +35,9 @@ const ERROR_RESPONSES = {
   429: errorBody('rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when'),
   500: errorBody('internal_error (extra: request_id)'),
   502: errorBody('payment_provider_error: the payment processor failed; nothing was recorded'),
-  503: errorBody('service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)'),
+  503: errorBody(
+    'service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)',
+  ),
 } as const;
 
 type DocumentedErrorStatus = keyof typeof ERROR_RESPONSES;

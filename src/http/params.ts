@@ -5,16 +5,14 @@ import { z } from '@hono/zod-openapi';
  * says exactly what is allowed, e.g. "limit must be an integer between 1 and 100000".
  */
 function parsed<T>(name: string, allowed: string, parse: (raw: string) => T | undefined) {
-  return z
-    .string({ error: (iss) => (iss.input === undefined ? `${name} is required; it ${allowed}` : `${name} ${allowed}`) })
-    .transform((raw, ctx) => {
-      const value = parse(raw);
-      if (value === undefined) {
-        ctx.issues.push({ code: 'custom', message: `${name} ${allowed}`, input: raw });
-        return z.NEVER;
-      }
-      return value;
-    });
+  return z.string({ error: (iss) => (iss.input === undefined ? `${name} is required; it ${allowed}` : `${name} ${allowed}`) }).transform((raw, ctx) => {
+    const value = parse(raw);
+    if (value === undefined) {
+      ctx.issues.push({ code: 'custom', message: `${name} ${allowed}`, input: raw });
+      return z.NEVER;
+    }
+    return value;
+  });
 }
 
 const INTEGER = /^\d+$/;
@@ -80,4 +78,9 @@ export const speedParam = () =>
     if (raw === 'max') return Infinity;
     const n = Number(raw);
     return /^(\d+\.?\d*|\.\d+)$/.test(raw) && n > 0 && n <= 10_000 ? n : undefined;
-  }).openapi({ type: 'string', pattern: '^(max|\\d+\\.?\\d*|\\.\\d+)$', example: 'max', description: 'Replay ms per wall ms; `max` sends as fast as the client reads. Default 1 (real time).' });
+  }).openapi({
+    type: 'string',
+    pattern: '^(max|\\d+\\.?\\d*|\\.\\d+)$',
+    example: 'max',
+    description: 'Replay ms per wall ms; `max` sends as fast as the client reads. Default 1 (real time).',
+  });

@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { Readable, type Duplex } from 'node:stream';
+import { type Duplex, Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { redactKeys } from '../redact.js';
 import { ApiError } from './errors.js';

@@ -3,7 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import { AccountNotFoundError, StoreUnavailableError } from '../accounts/errors.js';
 import { InvoiceNotFoundError, IpnPayloadError, IpnSignatureError, PaymentProviderError, PaymentsUnavailableError } from '../billing/errors.js';
 import { EngineUnavailableError } from '../clickhouse/errors.js';
-import { log, errorText } from '../log.js';
+import { errorText, log } from '../log.js';
 import { redactPath } from '../redact.js';
 import type { AppEnv } from './context.js';
 import { ApiError, invalidParameter, notFound, serviceUnavailable } from './errors.js';

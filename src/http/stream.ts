@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
-import { constants as zlibConstants, createGzip, type Gzip } from 'node:zlib';
+import { createGzip, type Gzip, constants as zlibConstants } from 'node:zlib';
 import type { Context } from 'hono';
 import { acceptedEncodings } from './accept-encoding.js';
 
@@ -58,7 +58,11 @@ export async function streamResponse(c: Context, source: Readable, options: Stre
   const headers: Record<string, string> = { 'Content-Type': options.contentType, ...options.headers, Vary: 'Accept-Encoding' };
   if (encoding !== 'identity') headers['Content-Encoding'] = encoding;
   const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-  if (!outgoing) return new Response(pullStream(body(), () => source.destroy()), { status: 200, headers });
+  if (!outgoing)
+    return new Response(
+      pullStream(body(), () => source.destroy()),
+      { status: 200, headers },
+    );
   // Headers middleware prepared (request id, rate limits) go out with ours.
   c.res.headers.forEach((value, name) => (headers[name] ??= value));
   outgoing.writeHead(200, headers);

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
+import type { CheckpointPolicy } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
 import { splitLines } from '../clickhouse/lines.js';
-import type { CheckpointPolicy } from '../book/index.js';
-import { parseGammaMarkets, type GammaMarket } from './gamma.js';
+import { type GammaMarket, parseGammaMarkets } from './gamma.js';
 import { fileSeq, Normalizer, type NormalizerStats } from './normalizer.js';
 import { BatchWriter, type WriterStats } from './writer.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_CHECKPOINTS, EMPTY_ASK, EMPTY_BID, levelsDiffering, OrderBook, type CheckpointPolicy, type Level } from '../book/index.js';
+import { type CheckpointPolicy, DEFAULT_CHECKPOINTS, EMPTY_ASK, EMPTY_BID, type Level, levelsDiffering, OrderBook } from '../book/index.js';
 import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
 import { CAPTURE_EVENT_TYPE, parseCaptureRecord } from './capture-record.js';
 import { isRecord, parseNewMarket } from './gamma.js';
@@ -33,15 +33,7 @@ export interface NormalizerOptions {
   checkpoints?: CheckpointPolicy | false;
 }
 
-export type EventKind =
-  | 'book'
-  | 'price_change'
-  | 'last_trade_price'
-  | 'new_market'
-  | 'market_resolved'
-  | 'tick_size_change'
-  | 'best_bid_ask'
-  | 'unknown';
+export type EventKind = 'book' | 'price_change' | 'last_trade_price' | 'new_market' | 'market_resolved' | 'tick_size_change' | 'best_bid_ask' | 'unknown';
 
 export interface NormalizerStats {
   /** Lines pushed, blank and `PONG` included. */

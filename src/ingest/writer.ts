@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Engine, Settings } from '../clickhouse/engine.js';
-import type { RowSink } from './normalizer.js';
 import type { Level } from '../book/index.js';
+import type { Engine, Settings } from '../clickhouse/engine.js';
 import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
+import type { RowSink } from './normalizer.js';
 
 export type IngestTable = 'ticks' | 'book_snapshots' | 'markets' | 'book_checks' | 'capture_events';
 
@@ -155,7 +155,10 @@ export class BatchWriter implements RowSink {
   }
 
   bookCheck(r: BookCheckRow): void {
-    this.add('book_checks', `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"verdict":"${r.verdict}","levels_differing":${r.levels_differing}}`);
+    this.add(
+      'book_checks',
+      `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"verdict":"${r.verdict}","levels_differing":${r.levels_differing}}`,
+    );
   }
 
   capture(r: CaptureRow): void {
@@ -255,7 +258,10 @@ export class BatchWriter implements RowSink {
       rows = fresh.length;
     }
     if (rows === 0) return;
-    const digest = createHash('sha1').update(batch.body ?? body).digest('hex').slice(0, 16);
+    const digest = createHash('sha1')
+      .update(batch.body ?? body)
+      .digest('hex')
+      .slice(0, 16);
     const settings: Settings = {
       insert_deduplication_token: `${this.sourceId}-${batch.table}-${batch.batchNo}-${digest}`,
       // Without it a deduplicated ticks insert would still be counted again by candles_1m, asset_stats and activity_1m.
@@ -302,7 +308,7 @@ export class BatchWriter implements RowSink {
 function levelPairs(levels: readonly Level[]): string {
   let out = '[';
   for (let i = 0; i < levels.length; i++) out += `${i ? ',' : ''}[${levels[i].price},${levels[i].size}]`;
-  return out + ']';
+  return `${out}]`;
 }
 
 /** Unknown trading rules are absent on a parsed row and NULL on a stored one: JSON writes both as null. */

@@ -4,4 +4,4 @@
  * {usual_market} (NULL otherwise): the decoder fills in the value bound there (see its comment).
  */
 export const BINARY_EVENT_COLUMNS =
-  "toUnixTimestamp64Milli(t) AS ms, kind, if(market = {usual_market:String}, NULL, toString(market)) AS other_market, price, size, book_side, bids, asks";
+  'toUnixTimestamp64Milli(t) AS ms, kind, if(market = {usual_market:String}, NULL, toString(market)) AS other_market, price, size, book_side, bids, asks';

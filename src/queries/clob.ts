@@ -1,5 +1,5 @@
-import type { TradingRules } from '../clob/book-summary.js';
 import type { Engine } from '../clickhouse/engine.js';
+import type { TradingRules } from '../clob/book-summary.js';
 import { MAX_TIME_MS } from './orderbook.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Engine } from '../clickhouse/engine.js';
+import { DAY_MS, type DayCondition, dateText, dayCoverage, utcDay } from '../coverage/days.js';
+import { type AssetRecord, clip, type GapReason, type Reconnect, type RunRecord, type Segment, timeline } from '../coverage/timeline.js';
 import { MAX_TIME_MS } from './orderbook.js';
-import { dateText, DAY_MS, dayCoverage, utcDay, type DayCondition } from '../coverage/days.js';
-import { clip, timeline, type AssetRecord, type GapReason, type Reconnect, type RunRecord, type Segment } from '../coverage/timeline.js';
 
 /**
  * /v1/coverage and the coverage of /v1/markets (docs/TIME-MACHINE.md §4), from the capture records, the
@@ -119,7 +119,13 @@ export async function coverageReport(engine: Engine, q: CoverageQuery, now: numb
   const firstDay = utcDay(Math.min(q.start, until + DAY_MS));
   const lastDay = utcDay(until);
   const windowTo = Math.max(firstDay, Math.min(lastDay + DAY_MS, now));
-  const params = { asset: q.asset_id, start: Math.min(q.start, MAX_TIME_MS), end: Math.min(q.end, MAX_TIME_MS), first: dateText(firstDay), last: dateText(lastDay) };
+  const params = {
+    asset: q.asset_id,
+    start: Math.min(q.start, MAX_TIME_MS),
+    end: Math.min(q.end, MAX_TIME_MS),
+    first: dateText(firstDay),
+    last: dateText(lastDay),
+  };
   const [timelines, [books], drift, ticks] = await Promise.all([
     loadTimelines(engine, [q.asset_id], firstDay, windowTo, signal),
     engine.rows<Coverage['books']>(BOOKS_SQL, { params, signal }),
@@ -153,7 +159,12 @@ export type ConditionCounts = Partial<Record<DayCondition, number>>;
  * How many of each asset's last 7 UTC days (the day of its `lastSeen` and the 6 before, none after
  * now) had each condition; conditions that no day had are left out.
  */
-export async function recentConditions(engine: Engine, assets: { asset_id: string; lastSeen: number }[], now: number, signal?: AbortSignal): Promise<Map<string, ConditionCounts>> {
+export async function recentConditions(
+  engine: Engine,
+  assets: { asset_id: string; lastSeen: number }[],
+  now: number,
+  signal?: AbortSignal,
+): Promise<Map<string, ConditionCounts>> {
   const out = new Map<string, ConditionCounts>();
   if (assets.length === 0) return out;
   const windows = assets.map((a) => ({ asset_id: a.asset_id, last: utcDay(Math.min(a.lastSeen, now)) }));

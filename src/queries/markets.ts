@@ -1,5 +1,5 @@
 import type { Engine } from '../clickhouse/engine.js';
-import { recentConditions, type ConditionCounts } from './coverage.js';
+import { type ConditionCounts, recentConditions } from './coverage.js';
 
 /**
  * Market listings and totals from the rollups (asset_stats, activity_1m) and the small `markets`
@@ -33,7 +33,12 @@ WHERE s.total_ticks > 0
     OR positionCaseInsensitiveUTF8(s.market, {search:String}) > 0
     OR positionCaseInsensitiveUTF8(m.question, {search:String}) > 0)`;
 
-export async function listMarkets(engine: Engine, q: { search: string; limit: number; offset: number }, now: number, signal?: AbortSignal): Promise<{ entries: MarketEntry[]; total: number }> {
+export async function listMarkets(
+  engine: Engine,
+  q: { search: string; limit: number; offset: number },
+  now: number,
+  signal?: AbortSignal,
+): Promise<{ entries: MarketEntry[]; total: number }> {
   const params = { search: q.search, limit: q.limit, offset: q.offset };
   // The total rides on the page (a window over all matches); only a page past the end needs its own count.
   const rows = await engine.rows<Omit<MarketEntry, 'coverage'> & { question: string; slug: string; total: number; last_seen_ms: number }>(
@@ -50,7 +55,12 @@ LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
   const total = rows.length
     ? Number(rows[0].total)
     : Number((await engine.rows<{ total: number }>(`SELECT count() AS total FROM (${LISTED})`, { params, signal }))[0]?.total ?? 0);
-  const coverage = await recentConditions(engine, rows.map((r) => ({ asset_id: r.asset_id, lastSeen: Number(r.last_seen_ms) })), now, signal);
+  const coverage = await recentConditions(
+    engine,
+    rows.map((r) => ({ asset_id: r.asset_id, lastSeen: Number(r.last_seen_ms) })),
+    now,
+    signal,
+  );
   const entries = rows.map(({ question, slug, total: _total, last_seen_ms: _lastSeen, ...entry }) => ({
     ...entry,
     total_ticks: Number(entry.total_ticks),

@@ -1,4 +1,4 @@
-import { midpoint, OrderBook, type BookState, type Level } from '../book/index.js';
+import { type BookState, type Level, midpoint, OrderBook } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
 import { BINARY_EVENT_COLUMNS } from './book-event-columns.js';
 
@@ -60,7 +60,12 @@ LIMIT 1
 SETTINGS ${POINT_READ}`;
 
 /** Key (t ms, seq) and market of the latest snapshot at or before `at`, if any. */
-export async function latestSnapshotKey(engine: Engine, assetId: string, at: number, signal?: AbortSignal): Promise<[ms: number, seq: number, market: string] | undefined> {
+export async function latestSnapshotKey(
+  engine: Engine,
+  assetId: string,
+  at: number,
+  signal?: AbortSignal,
+): Promise<[ms: number, seq: number, market: string] | undefined> {
   const [start] = await engine.compactRows<[number, number, string]>(START_SQL, { params: { asset_id: assetId, at: clampTime(at) }, signal });
   return start;
 }

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { Engine } from '../clickhouse/engine.js';
-import { exportQuery, type ExportFormat, type TickRange } from './ticks.js';
+import { type ExportFormat, exportQuery, type TickRange } from './ticks.js';
 
 /**
  * /v1/ticks/export as a run of reads of at most EXPORT_WINDOW_MONTHS months each, one after another.

@@ -133,5 +133,4 @@ export class PageDecoder extends RowBinaryReader {
     if (p.kind[n] === KIND_BOOK) p.levelsOf.set(n, { bids, asks });
     p.length = n + 1;
   }
-
 }

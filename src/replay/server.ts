@@ -1,30 +1,38 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
+import type { BookReader } from '../book-history/port.js';
 import type { Engine } from '../clickhouse/engine.js';
 import { ApiError } from '../http/errors.js';
-import { internalError, upgradeRequest, type AppFetch, type UpgradeHandler } from '../http/http-server.js';
+import { type AppFetch, internalError, type UpgradeHandler, upgradeRequest } from '../http/http-server.js';
 import { writeRawError, writeRawResponse } from '../http/raw-response.js';
 import { currentRequestScope, runInRequestScope } from '../http/request-scope.js';
-import { log, errorText } from '../log.js';
+import { errorText, log } from '../log.js';
 import { metrics } from '../metrics.js';
-import type { BookReader } from '../book-history/port.js';
-import { ReplaySession, type ReplayParams } from './session.js';
+import { type ReplayParams, ReplaySession } from './session.js';
 
 const eventsSent = metrics.counter('tickhouse_replay_events_total', 'Stored events sent by replay WebSockets');
 /** Open replays of every ReplayServer of the process (one per app). */
 const sessions = new Set<ReplaySession>();
 metrics.gauge('tickhouse_replay_open', 'Replay WebSockets open', () => sessions.size);
-metrics.gauge('tickhouse_replay_paused', 'Replay WebSockets whose client is behind: nothing more is read from the store or from the client until it catches up', () => {
-  let n = 0;
-  for (const s of sessions) if (s.paused) n++;
-  return n;
-});
-metrics.gauge('tickhouse_replay_unsent_bytes', 'Bytes replay WebSockets hold for clients that have not taken them yet (each at most about 1 MiB plus one message)', () => {
-  let n = 0;
-  for (const s of sessions) n += s.unsentBytes;
-  return n;
-});
+metrics.gauge(
+  'tickhouse_replay_paused',
+  'Replay WebSockets whose client is behind: nothing more is read from the store or from the client until it catches up',
+  () => {
+    let n = 0;
+    for (const s of sessions) if (s.paused) n++;
+    return n;
+  },
+);
+metrics.gauge(
+  'tickhouse_replay_unsent_bytes',
+  'Bytes replay WebSockets hold for clients that have not taken them yet (each at most about 1 MiB plus one message)',
+  () => {
+    let n = 0;
+    for (const s of sessions) n += s.unsentBytes;
+    return n;
+  },
+);
 
 /** A handshake the HTTP app accepted: the replay's parameters and the headers its 101 carries. */
 interface Accepted {

@@ -1,10 +1,10 @@
 import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
-import type { Engine } from '../clickhouse/engine.js';
-import { log, errorText } from '../log.js';
 import type { BookReader } from '../book-history/port.js';
+import type { Engine } from '../clickhouse/engine.js';
+import { errorText, log } from '../log.js';
 import { MAX_ASSETS, parseClientMessage } from './client-messages.js';
-import { replayMessages, type ReplayMessage } from './store-read.js';
+import { type ReplayMessage, replayMessages } from './store-read.js';
 import { bookArray, bookOfState, type ReplayRow } from './wire.js';
 
 export interface ReplayParams {

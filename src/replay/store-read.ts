@@ -1,6 +1,6 @@
 import type { Engine } from '../clickhouse/engine.js';
 import { PageDecoder, ReplayPage } from './replay-page.js';
-import { changeItem, bookEvent, priceChange, tradeEvent, type ReplayRow } from './wire.js';
+import { bookEvent, changeItem, priceChange, type ReplayRow, tradeEvent } from './wire.js';
 
 /**
  * The replay's read of the store: every stored event of the subscribed assets from `since` to `to`,

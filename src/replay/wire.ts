@@ -38,7 +38,8 @@ export function decimal(n: number): string {
   const [int, frac = ''] = (negative ? digits.slice(1) : digits).split('.');
   const all = int + frac;
   const point = int.length + e;
-  const body = point <= 0 ? `0.${'0'.repeat(-point)}${all}` : point >= all.length ? all + '0'.repeat(point - all.length) : `${all.slice(0, point)}.${all.slice(point)}`;
+  const body =
+    point <= 0 ? `0.${'0'.repeat(-point)}${all}` : point >= all.length ? all + '0'.repeat(point - all.length) : `${all.slice(0, point)}.${all.slice(point)}`;
   return negative ? `-${body}` : body;
 }
 
@@ -70,7 +71,7 @@ function wireLevels(levels: readonly Level[]): string {
     const l = levels[i];
     out += `${i === levels.length - 1 ? '' : ','}{"price":"${decimal(l.price)}","size":"${decimal(l.size)}"}`;
   }
-  return out + ']';
+  return `${out}]`;
 }
 
 function bookText(market: string, assetId: string, ms: number, bids: readonly Level[], asks: readonly Level[]): string {

@@ -2,8 +2,8 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import { accountView } from '../accounts/account-view.js';
 import { clientIp } from '../auth/client-ip.js';
-import { invalidKey } from '../auth/middleware.js';
 import { generateApiKey, hashApiKey } from '../auth/keys.js';
+import { invalidKey } from '../auth/middleware.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { created, ok } from '../http/envelope.js';
@@ -18,7 +18,9 @@ const HOUR_MS = 3_600_000;
 
 const registrationSchema = z
   .object({
-    api_key: z.string().openapi({ description: 'The new key; shown once, cannot be recovered', example: 'th_live_3q2-7wEXAMPLEXAMPLEXAMPLEXAMPLEXAMPLEXAMPLE0' }),
+    api_key: z
+      .string()
+      .openapi({ description: 'The new key; shown once, cannot be recovered', example: 'th_live_3q2-7wEXAMPLEXAMPLEXAMPLEXAMPLEXAMPLEXAMPLE0' }),
     plan: z.literal('free'),
     message: z.string(),
     example: z.string().openapi({ description: 'A curl command using the key' }),

@@ -116,7 +116,13 @@ const ipnRoute = createRoute({
   },
 });
 
-const InvoiceIdParam = z.object({ id: z.string().min(1).max(100).openapi({ param: { name: 'id', in: 'path' }, example: 'sandbox_0a1b2c3d4e5f60718293' }) });
+const InvoiceIdParam = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(100)
+    .openapi({ param: { name: 'id', in: 'path' }, example: 'sandbox_0a1b2c3d4e5f60718293' }),
+});
 
 const sandboxPageRoute = createRoute({
   method: 'get',

@@ -1,17 +1,17 @@
 import type { OpenAPIHono as OpenAPIHonoType } from '@hono/zod-openapi';
-import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { booksInWindow } from '../auth/book-in-window.js';
 import { assertInHistoryWindow, checkHistoryWindow } from '../auth/history-window.js';
 import { dailyLimit, requirePathKey } from '../auth/middleware.js';
-import { quoteOf, type BookState } from '../book/index.js';
-import { bookSummary, decimalText, effectiveRules, type BookSummary, type TradingRules } from '../clob/book-summary.js';
+import { type BookState, quoteOf } from '../book/index.js';
+import type { BookReader } from '../book-history/port.js';
+import { type BookSummary, bookSummary, decimalText, effectiveRules, type TradingRules } from '../clob/book-summary.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, notFound } from '../http/errors.js';
 import { renderError } from '../http/render-error.js';
-import type { BookReader } from '../book-history/port.js';
 import { lastTradeAt, tradingRules } from '../queries/clob.js';
 import { pricesHistory } from '../queries/orderbook.js';
 
@@ -54,7 +54,9 @@ function param<T>(message: string, parse: (raw: string) => T | undefined) {
 }
 
 const tokenId = (name: string) =>
-  param(`Invalid ${name === 'market' ? 'market' : 'token id'}: a token id is 1-100 decimal digits`, (raw) => (/^\d{1,100}$/.test(raw) ? raw : undefined)).openapi({
+  param(`Invalid ${name === 'market' ? 'market' : 'token id'}: a token id is 1-100 decimal digits`, (raw) =>
+    /^\d{1,100}$/.test(raw) ? raw : undefined,
+  ).openapi({
     type: 'string',
     pattern: '^\\d{1,100}$',
     example: '25245433628208476987364023432306599125597948324625578977436890641930158259698',
@@ -153,7 +155,9 @@ const priceRoute = createRoute({
   ...route('get', 'price', 'getClobPrice', 'Polymarket `GET /price`: the best bid for BUY, the best ask for SELL (0 / 1 for an empty side)'),
   request: {
     params: PathParams,
-    query: TokenQuery.extend({ side: param('Invalid side', (raw) => (raw === 'BUY' || raw === 'SELL' ? raw : undefined)).openapi({ type: 'string', enum: ['BUY', 'SELL'] }) }),
+    query: TokenQuery.extend({
+      side: param('Invalid side', (raw) => (raw === 'BUY' || raw === 'SELL' ? raw : undefined)).openapi({ type: 'string', enum: ['BUY', 'SELL'] }),
+    }),
   },
   responses: { 200: json('Price, a number', z.object({ price: z.number() })), ...errorResponses, ...noBookResponse },
 });
@@ -171,7 +175,12 @@ const spreadRoute = createRoute({
 });
 
 const lastTradeRoute = createRoute({
-  ...route('get', 'last-trade-price', 'getClobLastTradePrice', 'Polymarket `GET /last-trade-price`: the last trade at or before the instant (taker side); "0.5" and "" when the token has a book but no trade yet'),
+  ...route(
+    'get',
+    'last-trade-price',
+    'getClobLastTradePrice',
+    'Polymarket `GET /last-trade-price`: the last trade at or before the instant (taker side); "0.5" and "" when the token has a book but no trade yet',
+  ),
   request: { params: PathParams, query: TokenQuery },
   responses: {
     200: json('Price and side', z.object({ price: z.string(), side: z.enum(['BUY', 'SELL', '']) })),
@@ -206,10 +215,18 @@ const pricesHistoryRoute = createRoute({
         market: tokenId('market'),
         startTs: secondsParam('startTs').optional(),
         endTs: secondsParam('endTs').optional().openapi({ description: 'Unix seconds; later than the instant is cut to the instant' }),
-        interval: param(`interval must be one of ${INTERVALS.join(', ')}`, (raw) => (INTERVALS as readonly string[]).includes(raw) ? (raw as (typeof INTERVALS)[number]) : undefined)
+        interval: param(`interval must be one of ${INTERVALS.join(', ')}`, (raw) =>
+          (INTERVALS as readonly string[]).includes(raw) ? (raw as (typeof INTERVALS)[number]) : undefined,
+        )
           .optional()
-          .openapi({ type: 'string', enum: [...INTERVALS], description: 'A duration ending at the instant (`1m` = 30 days; `max`/`all` = all the plan allows)' }),
-        fidelity: param('fidelity must be an integer of minutes between 1 and 525600', (raw) => (/^\d+$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 525_600 ? Number(raw) : undefined))
+          .openapi({
+            type: 'string',
+            enum: [...INTERVALS],
+            description: 'A duration ending at the instant (`1m` = 30 days; `max`/`all` = all the plan allows)',
+          }),
+        fidelity: param('fidelity must be an integer of minutes between 1 and 525600', (raw) =>
+          /^\d+$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 525_600 ? Number(raw) : undefined,
+        )
           .optional()
           .openapi({ type: 'integer', minimum: 1, maximum: 525_600, description: 'Bucket in minutes, default 1' }),
       })
@@ -222,7 +239,10 @@ const pricesHistoryRoute = createRoute({
       }),
   },
   responses: {
-    200: json('Points ascending; `t` Unix seconds (bucket start), `p` a number', z.object({ history: z.array(z.object({ t: z.number().int(), p: z.number() })) })),
+    200: json(
+      'Points ascending; `t` Unix seconds (bucket start), `p` a number',
+      z.object({ history: z.array(z.object({ t: z.number().int(), p: z.number() })) }),
+    ),
     ...errorResponses,
   },
 });
@@ -284,7 +304,10 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
         }),
       );
     }
-    return c.json(tokens.flatMap((token) => summaries.get(token) ?? []), 200);
+    return c.json(
+      tokens.flatMap((token) => summaries.get(token) ?? []),
+      200,
+    );
   });
 
   clob.openapi(priceRoute, async (c) => {

@@ -27,15 +27,21 @@ const CoverageSchema = z
     asset_id: z.string(),
     start: z.number().int(),
     end: z.number().int(),
-    captured: z.array(z.object(Interval)).openapi({ description: 'Merged intervals (from ≤ t < to) during which a live recorder socket was subscribed to the asset' }),
-    gaps: z.array(z.object({ ...Interval, reason: z.enum(GAP_REASONS) })).openapi({ description: 'The rest of [start, min(end, now)), by reason; `unknown`: no capture record (data from other files)' }),
+    captured: z
+      .array(z.object(Interval))
+      .openapi({ description: 'Merged intervals (from ≤ t < to) during which a live recorder socket was subscribed to the asset' }),
+    gaps: z
+      .array(z.object({ ...Interval, reason: z.enum(GAP_REASONS) }))
+      .openapi({ description: 'The rest of [start, min(end, now)), by reason; `unknown`: no capture record (data from other files)' }),
     reconnects: z.array(z.object({ t: z.number().int(), resynced: z.boolean().openapi({ description: 'A fresh exchange book followed the reconnect' }) })),
     books: z.object({ exchange: z.number().int(), verified: z.number().int(), drifted: z.number().int() }).openapi({
       description: 'Exchange books with start ≤ t ≤ end; the first book of an ingest run has nothing to be checked against and is neither verified nor drifted',
     }),
     drift: z.array(z.object({ t: z.number().int(), levels_differing: z.number().int() })).openapi({ description: 'The first 100 drifted books of the range' }),
     days: z
-      .array(z.object({ date: z.string().openapi({ example: '2026-06-01' }), condition: z.enum(DAY_CONDITIONS), ticks: z.number().int(), gap_ms: z.number().int() }))
+      .array(
+        z.object({ date: z.string().openapi({ example: '2026-06-01' }), condition: z.enum(DAY_CONDITIONS), ticks: z.number().int(), gap_ms: z.number().int() }),
+      )
       .openapi({ description: 'Every UTC day the range touches up to today, judged over the whole day up to now' }),
   })
   .openapi('Coverage');

@@ -22,8 +22,14 @@ const readyz = createRoute({
   tags: ['operations'],
   summary: 'ClickHouse and the account store are reachable',
   responses: {
-    200: { description: 'Ready', content: { 'application/json': { schema: z.object({ status: z.literal('ready'), clickhouse: z.boolean(), account_store: z.boolean() }) } } },
-    503: { description: 'A dependency is unreachable', content: { 'application/json': { schema: z.object({ status: z.literal('unavailable'), clickhouse: z.boolean(), account_store: z.boolean() }) } } },
+    200: {
+      description: 'Ready',
+      content: { 'application/json': { schema: z.object({ status: z.literal('ready'), clickhouse: z.boolean(), account_store: z.boolean() }) } },
+    },
+    503: {
+      description: 'A dependency is unreachable',
+      content: { 'application/json': { schema: z.object({ status: z.literal('unavailable'), clickhouse: z.boolean(), account_store: z.boolean() }) } },
+    },
   },
 });
 

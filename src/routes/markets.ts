@@ -25,12 +25,11 @@ const MarketEntry = z
     total_ticks: z.number().int(),
     question: z.string().optional(),
     slug: z.string().optional(),
-    coverage: z
-      .object({ available: dayCount(), degraded: dayCount(), missing: dayCount(), unknown: dayCount() })
-      .openapi({
-        description: 'How many of the entry’s last 7 UTC days (the day of last_seen and the 6 before) had each condition of /v1/coverage; absent conditions had none',
-        example: { available: 6, degraded: 1 },
-      }),
+    coverage: z.object({ available: dayCount(), degraded: dayCount(), missing: dayCount(), unknown: dayCount() }).openapi({
+      description:
+        'How many of the entry’s last 7 UTC days (the day of last_seen and the 6 before) had each condition of /v1/coverage; absent conditions had none',
+      example: { available: 6, degraded: 1 },
+    }),
   })
   .openapi('MarketEntry');
 

@@ -6,7 +6,7 @@ import type { AppEnv } from '../http/context.js';
 import { ok } from '../http/envelope.js';
 import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, timeParam } from '../http/params.js';
-import { floorToResolution, newestCandleBefore, queryCandles, RESOLUTIONS, type CandleQuery } from '../queries/ohlcv.js';
+import { type CandleQuery, floorToResolution, newestCandleBefore, queryCandles, RESOLUTIONS } from '../queries/ohlcv.js';
 
 const ohlcvQuery = orderedRange(
   z.object({

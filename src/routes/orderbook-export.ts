@@ -2,13 +2,13 @@ import { Readable } from 'node:stream';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import { checkHistoryWindow, existingEnd } from '../auth/history-window.js';
+import { type BookRowVisitor, bookRows } from '../book-history/dataset-rows.js';
 import type { AppDeps } from '../deps.js';
+import { type BookExportFormat, encodeBookRows } from '../exports/book-formats.js';
 import type { AppEnv } from '../http/context.js';
 import { DATA_ERRORS, errorResponses } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, timeParam } from '../http/params.js';
 import { streamResponse } from '../http/stream.js';
-import { bookRows, type BookRowVisitor } from '../book-history/dataset-rows.js';
-import { encodeBookRows, type BookExportFormat } from '../exports/book-formats.js';
 
 const FORMATS = ['csv', 'jsonl', 'parquet'] as const;
 

@@ -2,16 +2,16 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import { booksInWindow } from '../auth/book-in-window.js';
 import { checkHistoryWindow, existingEnd } from '../auth/history-window.js';
+import { type BookState, executeMarketOrder, quoteOf } from '../book/index.js';
+import { sampledBooks } from '../book-history/fold.js';
+import type { BookAt, BookReader } from '../book-history/port.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
+import { datetimeText } from '../http/datetime.js';
 import { ok } from '../http/envelope.js';
 import { okHistorical } from '../http/immutable.js';
 import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, positiveNumberParam, timeParam } from '../http/params.js';
-import { executeMarketOrder, quoteOf, type BookState } from '../book/index.js';
-import { datetimeText } from '../http/datetime.js';
-import type { BookAt, BookReader } from '../book-history/port.js';
-import { sampledBooks } from '../book-history/fold.js';
 import { exchangeSnapshots, pricesHistory } from '../queries/orderbook.js';
 
 const LevelSchema = z.object({ price: z.number(), size: z.number() }).openapi('BookLevel');
@@ -136,7 +136,11 @@ const pricesHistoryRoute = createRoute({
     ),
   },
   responses: {
-    200: successResponse('Points, ascending', z.array(z.object({ t: z.number().int(), p: z.number() })), z.object({ count: z.number().int(), fidelity: z.number().int() })),
+    200: successResponse(
+      'Points, ascending',
+      z.array(z.object({ t: z.number().int(), p: z.number() })),
+      z.object({ count: z.number().int(), fidelity: z.number().int() }),
+    ),
     ...errorResponses(...DATA_ERRORS),
   },
 });
@@ -195,10 +199,15 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps,
     checkHistoryWindow(c, { explicitStart: q.since });
     const depth = q.depth ?? 20;
     const common = { assetId: q.asset_id, since: q.since, until: existingEnd(c, q.until), limit: q.limit ?? 100 };
-    const states = q.interval === undefined
-      ? await exchangeSnapshots(engine, { ...common, depth }, c.req.raw.signal)
-      : await sampledBooks(engine, { ...common, interval: q.interval }, c.req.raw.signal);
-    return ok(c, states.map((s) => bookData(q.asset_id, s, depth)), { count: states.length });
+    const states =
+      q.interval === undefined
+        ? await exchangeSnapshots(engine, { ...common, depth }, c.req.raw.signal)
+        : await sampledBooks(engine, { ...common, interval: q.interval }, c.req.raw.signal);
+    return ok(
+      c,
+      states.map((s) => bookData(q.asset_id, s, depth)),
+      { count: states.length },
+    );
   });
 
   app.openapi(priceRoute, async (c) => {

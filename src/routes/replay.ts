@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { TypedResponse } from 'hono';
 import { createRoute, z } from '@hono/zod-openapi';
+import type { TypedResponse } from 'hono';
 import { checkHistoryWindow, existingEnd } from '../auth/history-window.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
@@ -29,7 +29,7 @@ const replayRoute = createRoute({
     "A WebSocket upgrade. Speaks Polymarket's market channel (`wss://ws-subscriptions-clob.polymarket.com/ws/market`): send",
     '`{"assets_ids":[…],"type":"market"}`, later `{"assets_ids":[…],"operation":"subscribe"|"unsubscribe"}`, and `PING` (answered `PONG`).',
     'The server sends one array of `book`s at the replay clock for the assets that subscribed (possibly empty), then every stored `book`,',
-    '`price_change` and `last_trade_price` of the subscribed assets with clock < t ≤ `to` in (t, arrival) order, in Polymarket\'s wire shapes',
+    "`price_change` and `last_trade_price` of the subscribed assets with clock < t ≤ `to` in (t, arrival) order, in Polymarket's wire shapes",
     '(numbers as strings, `hash` ""), paced by `speed`, and closes with 1000 `replay complete`. A bad message or more than 500 assets closes with 1008.',
     'Validation, auth (header or `key`), the plan window on `from` and the daily count happen before the upgrade: their errors are ordinary',
     'HTTP responses. A plain GET without an upgrade gets 426 `upgrade_required`. Counts as one data request.',
@@ -44,13 +44,23 @@ const replayRoute = createRoute({
 });
 
 export function registerReplayRoutes(app: OpenAPIHono<AppEnv>, replay: ReplayServer): void {
-  app.openAPIRegistry.registerComponent('securitySchemes', 'keyQuery', { type: 'apiKey', in: 'query', name: 'key', description: 'API key as a query parameter (the replay WebSocket only)' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'keyQuery', {
+    type: 'apiKey',
+    in: 'query',
+    name: 'key',
+    description: 'API key as a query parameter (the replay WebSocket only)',
+  });
   app.openapi(replayRoute, (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.from });
     const params = { from: q.from, to: existingEnd(c, q.to), speed: q.speed ?? 1 };
     if (!replay.accept(c.req.raw, { params, requestId: c.get('requestId') })) {
-      throw new ApiError('upgrade_required', 'This endpoint is a WebSocket: connect with a WebSocket client (Upgrade: websocket).', {}, { Upgrade: 'websocket' });
+      throw new ApiError(
+        'upgrade_required',
+        'This endpoint is a WebSocket: connect with a WebSocket client (Upgrade: websocket).',
+        {},
+        { Upgrade: 'websocket' },
+      );
     }
     c.set('upgraded', true);
     return switchingProtocols(c.body(null, 200));

@@ -8,8 +8,8 @@ import { invalidParameter } from '../http/errors.js';
 import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, textParam, timeParam } from '../http/params.js';
 import { streamResponse } from '../http/stream.js';
+import { CSV_HEADER, type ExportFormat, JsonPage, streamTicksPage, type TickPosition } from '../queries/ticks.js';
 import { streamTicksExport } from '../queries/ticks-export.js';
-import { CSV_HEADER, JsonPage, streamTicksPage, type ExportFormat, type TickPosition } from '../queries/ticks.js';
 
 const EVENT_TYPES = ['price_change', 'book', 'last_trade_price'] as const;
 const EXPORT_FORMATS = ['csv', 'jsonl', 'parquet'] as const;
@@ -145,4 +145,3 @@ export function registerTicksRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     return response;
   });
 }
-

@@ -11,7 +11,7 @@ import { checkHistoryWindow } from '../../src/auth/history-window.js';
 import { generateApiKey, hashApiKey } from '../../src/auth/keys.js';
 import type { Engine } from '../../src/clickhouse/engine.js';
 import type { Clock } from '../../src/clock.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { type Config, loadConfig } from '../../src/config.js';
 import { invalidParameter } from '../../src/http/errors.js';
 import { setLogLevel } from '../../src/log.js';
 import type { PlanName } from '../../src/plans.js';
@@ -33,7 +33,14 @@ export interface AccountApp {
   close(): Promise<void>;
 }
 
-export async function startAccountApp(options: { engine: Engine; clock: Clock; redisUrl?: string; redisCluster?: boolean; redisKeyPrefix?: string; env?: Record<string, string> }): Promise<AccountApp> {
+export async function startAccountApp(options: {
+  engine: Engine;
+  clock: Clock;
+  redisUrl?: string;
+  redisCluster?: boolean;
+  redisKeyPrefix?: string;
+  env?: Record<string, string>;
+}): Promise<AccountApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tickhouse-accounts-app-'));
   const redis = { REDIS_URL: options.redisUrl, REDIS_CLUSTER: options.redisCluster ? '1' : undefined };
   const config = loadConfig({ DATA_DIR: dataDir, PUBLIC_URL: 'http://tickhouse.test', LOG_LEVEL: 'silent', ...redis, ...options.env });
@@ -41,7 +48,9 @@ export async function startAccountApp(options: { engine: Engine; clock: Clock; r
   // Redis: a key prefix of its own, so counters such as registrations per IP and hour never mix
   // with other test files sharing the redis-server.
   const accounts = config.REDIS_URL
-    ? withLookupCache(await openRedisStore(config.REDIS_URL, { keyPrefix: options.redisKeyPrefix ?? `test-${randomUUID().slice(0, 8)}:`, cluster: config.REDIS_CLUSTER }))
+    ? withLookupCache(
+        await openRedisStore(config.REDIS_URL, { keyPrefix: options.redisKeyPrefix ?? `test-${randomUUID().slice(0, 8)}:`, cluster: config.REDIS_CLUSTER }),
+      )
     : await openAccountStore(config);
   const app = createApp({ config, engine: options.engine, accounts, clock: options.clock });
   app.get('/v1/orderbook/__probe', (c) => {
@@ -56,7 +65,8 @@ export async function startAccountApp(options: { engine: Engine; clock: Clock; r
     app,
     accounts,
     config,
-    call: async (key, path, init = {}) => app.request(path, { ...init, headers: { ...(key === null ? {} : { Authorization: `Bearer ${key}` }), ...(init.headers as Record<string, string>) } }),
+    call: async (key, path, init = {}) =>
+      app.request(path, { ...init, headers: { ...(key === null ? {} : { Authorization: `Bearer ${key}` }), ...(init.headers as Record<string, string>) } }),
     async newAccount(plan = 'free', planExpiresAt = null) {
       const key = generateApiKey(config.API_KEY_PREFIX);
       const account = await accounts.createAccount({ email: null, keyHash: hashApiKey(key), plan, plan_expires_at: planExpiresAt, now: options.clock.now() });

@@ -98,7 +98,13 @@ export interface StoreVariant {
 export const STORE_VARIANTS: StoreVariant[] = [
   { kind: 'embedded', redisUrl: undefined, redisCluster: false, open: openEmbeddedTestStore, skip: null },
   { kind: 'redis', redisUrl: redisUrl || undefined, redisCluster: false, open: () => openRedisTestStore(), skip: REDIS_SKIP },
-  { kind: 'redis-cluster', redisUrl: redisClusterUrl || undefined, redisCluster: true, open: () => openRedisTestStore(redisClusterUrl, true), skip: REDIS_CLUSTER_SKIP },
+  {
+    kind: 'redis-cluster',
+    redisUrl: redisClusterUrl || undefined,
+    redisCluster: true,
+    open: () => openRedisTestStore(redisClusterUrl, true),
+    skip: REDIS_CLUSTER_SKIP,
+  },
 ];
 
 /** The Redis variants alone, for suites about what the store writes into Redis. */

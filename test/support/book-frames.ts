@@ -65,7 +65,15 @@ export function generateFrames(seed: number, frames: number, start = 1_766_000_0
     if (!emptyBids) for (let i = 0; i < int(1, 25); i++) b.bids.set(Number(price(int(1, mid))), Number(size()));
     if (!emptyAsks) for (let i = 0; i < int(1, 25); i++) b.asks.set(Number(price(int(mid + 1, 99))), Number(size()));
     // Real captures list bids ascending and asks descending; the order must not matter.
-    return { event_type: 'book', asset_id: a, market: marketOf[a], timestamp: String(t), hash: 'h', bids: levelsJson(b.bids, true), asks: levelsJson(b.asks, false) };
+    return {
+      event_type: 'book',
+      asset_id: a,
+      market: marketOf[a],
+      timestamp: String(t),
+      hash: 'h',
+      bids: levelsJson(b.bids, true),
+      asks: levelsJson(b.asks, false),
+    };
   };
 
   /** One change to the asset's book that keeps it uncrossed; removals of existing levels are frequent. */
@@ -88,7 +96,15 @@ export function generateFrames(seed: number, frames: number, start = 1_766_000_0
     if (s === 0) side.delete(p);
     else side.set(p, s);
     const after = best(a);
-    return { asset_id: a, price: String(p), size: String(s), side: isBid ? 'BUY' : 'SELL', hash: 'h', best_bid: String(after.bid), best_ask: String(after.ask) };
+    return {
+      asset_id: a,
+      price: String(p),
+      size: String(s),
+      side: isBid ? 'BUY' : 'SELL',
+      hash: 'h',
+      best_bid: String(after.bid),
+      best_ask: String(after.ask),
+    };
   };
 
   // The initial dump: an array of books (3001 has none yet).
@@ -126,11 +142,33 @@ export function generateFrames(seed: number, frames: number, start = 1_766_000_0
       if (items.length) lines.push(JSON.stringify({ market: marketOf[a], price_changes: items, timestamp: String(t), event_type: 'price_change' }));
     } else if (r < 0.85) {
       const trader = rand() < 0.3 ? tradeOnlyAsset : a;
-      lines.push(JSON.stringify({ asset_id: trader, market: marketOf[trader], price: price(int(1, 99)), side: pick(['BUY', 'SELL']), size: size(), fee_rate_bps: '0', timestamp: String(t), event_type: 'last_trade_price' }));
+      lines.push(
+        JSON.stringify({
+          asset_id: trader,
+          market: marketOf[trader],
+          price: price(int(1, 99)),
+          side: pick(['BUY', 'SELL']),
+          size: size(),
+          fee_rate_bps: '0',
+          timestamp: String(t),
+          event_type: 'last_trade_price',
+        }),
+      );
     } else if (r < 0.88) {
-      lines.push(JSON.stringify({ event_type: 'best_bid_ask', market: marketOf[a], asset_id: a, best_bid: '0.4', best_ask: '0.6', spread: '0.2', timestamp: String(t) }));
+      lines.push(
+        JSON.stringify({ event_type: 'best_bid_ask', market: marketOf[a], asset_id: a, best_bid: '0.4', best_ask: '0.6', spread: '0.2', timestamp: String(t) }),
+      );
     } else if (r < 0.9) {
-      lines.push(JSON.stringify({ event_type: 'tick_size_change', asset_id: a, market: marketOf[a], old_tick_size: '0.01', new_tick_size: '0.001', timestamp: String(t) }));
+      lines.push(
+        JSON.stringify({
+          event_type: 'tick_size_change',
+          asset_id: a,
+          market: marketOf[a],
+          old_tick_size: '0.01',
+          new_tick_size: '0.001',
+          timestamp: String(t),
+        }),
+      );
     } else if (r < 0.91) {
       lines.push(JSON.stringify({ event_type: 'mystery_event', asset_id: a, timestamp: String(t) }));
     } else if (r < 0.92) {

@@ -122,7 +122,17 @@ const round = (x: number, digits: number) => Math.round(x * 10 ** digits) / 10 *
 export function modelExecution(book: ModelBook, side: 'BUY' | 'SELL', amount: number) {
   const levels = side === 'BUY' ? book.asks : book.bids;
   if (levels.length === 0) {
-    return { side, requested_amount: amount, filled_amount: 0, average_price: null, best_price: null, slippage: null, slippage_bps: null, fully_filled: false, fills: [] };
+    return {
+      side,
+      requested_amount: amount,
+      filled_amount: 0,
+      average_price: null,
+      best_price: null,
+      slippage: null,
+      slippage_bps: null,
+      fully_filled: false,
+      fills: [],
+    };
   }
   const fills: ModelLevel[] = [];
   let filled = 0;

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { type BrowserContext, chromium } from 'playwright-core';
 import { describe } from 'vitest';
 
 /** Debian's chromium, driven by playwright-core: the browser suites' one way to start it. */
@@ -27,13 +27,25 @@ export function describeInBrowser(file: string): typeof describe | typeof descri
  * A headless Chromium with its profile in `profile` (a folder the suite removes after closing the
  * context), nothing of its own going to the network; ARTIFACTS exists for screenshots.
  */
-export async function launchBrowser(profile: string, options: { viewport: { width: number; height: number }; acceptDownloads?: boolean }): Promise<BrowserContext> {
+export async function launchBrowser(
+  profile: string,
+  options: { viewport: { width: number; height: number }; acceptDownloads?: boolean },
+): Promise<BrowserContext> {
   if (!haveBrowser) throw new Error(`TEST_REQUIRE_BROWSER=1 but ${CHROMIUM} is missing`);
   mkdirSync(ARTIFACTS, { recursive: true });
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     ...options,
   });
   context.setDefaultTimeout(10_000);

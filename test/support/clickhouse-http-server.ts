@@ -1,11 +1,18 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import { hostname } from 'node:os';
 import type { Socket } from 'node:net';
+import { hostname } from 'node:os';
 import type { Transform } from 'node:stream';
 import {
-  createBrotliCompress, createBrotliDecompress, createDeflate, createGunzip, createGzip, createInflate,
-  type BrotliCompress, type Deflate, type Gzip,
+  type BrotliCompress,
+  createBrotliCompress,
+  createBrotliDecompress,
+  createDeflate,
+  createGunzip,
+  createGzip,
+  createInflate,
+  type Deflate,
+  type Gzip,
 } from 'node:zlib';
 import { TupleParam } from '@clickhouse/client';
 import { Session } from 'chdb';
@@ -42,9 +49,24 @@ export interface ClickHouseHttpServer {
 
 // URL parameters ClickHouse's HTTP handler consumes itself; every other parameter is a setting.
 const HANDLER_PARAMS = new Set([
-  'query', 'query_id', 'database', 'default_format', 'session_id', 'session_timeout', 'session_check',
-  'close_session', 'user', 'password', 'quota_key', 'role', 'compress', 'decompress', 'buffer_size',
-  'wait_end_of_query', 'stacktrace', 'client_protocol_version',
+  'query',
+  'query_id',
+  'database',
+  'default_format',
+  'session_id',
+  'session_timeout',
+  'session_check',
+  'close_session',
+  'user',
+  'password',
+  'quota_key',
+  'role',
+  'compress',
+  'decompress',
+  'buffer_size',
+  'wait_end_of_query',
+  'stacktrace',
+  'client_protocol_version',
 ]);
 
 // chDB is built with clickhouse-local defaults; a server has these. Set first, so URL settings override.
@@ -64,18 +86,46 @@ const STATUS_BY_ERROR: Record<string, number> = Object.fromEntries([
   ...['REQUIRED_PASSWORD'].map((n) => [n, 401]),
   ...['UNKNOWN_USER', 'WRONG_PASSWORD', 'AUTHENTICATION_FAILED', 'SET_NON_GRANTED_ROLE'].map((n) => [n, 403]),
   ...[
-    'BAD_ARGUMENTS', 'CANNOT_COMPILE_REGEXP', 'CANNOT_PARSE_TEXT', 'CANNOT_PARSE_ESCAPE_SEQUENCE',
-    'CANNOT_PARSE_QUOTED_STRING', 'CANNOT_PARSE_DATE', 'CANNOT_PARSE_DATETIME', 'CANNOT_PARSE_NUMBER',
-    'CANNOT_PARSE_DOMAIN_VALUE_FROM_STRING', 'CANNOT_PARSE_IPV4', 'CANNOT_PARSE_IPV6',
-    'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'CANNOT_PARSE_UUID', 'DUPLICATE_COLUMN', 'ILLEGAL_COLUMN',
-    'UNKNOWN_ELEMENT_IN_AST', 'UNKNOWN_TYPE_OF_AST_NODE', 'THERE_IS_NO_DEFAULT_VALUE', 'TOO_DEEP_AST',
-    'TOO_BIG_AST', 'UNEXPECTED_AST_STRUCTURE', 'SYNTAX_ERROR', 'INCORRECT_DATA', 'TYPE_MISMATCH',
+    'BAD_ARGUMENTS',
+    'CANNOT_COMPILE_REGEXP',
+    'CANNOT_PARSE_TEXT',
+    'CANNOT_PARSE_ESCAPE_SEQUENCE',
+    'CANNOT_PARSE_QUOTED_STRING',
+    'CANNOT_PARSE_DATE',
+    'CANNOT_PARSE_DATETIME',
+    'CANNOT_PARSE_NUMBER',
+    'CANNOT_PARSE_DOMAIN_VALUE_FROM_STRING',
+    'CANNOT_PARSE_IPV4',
+    'CANNOT_PARSE_IPV6',
+    'CANNOT_PARSE_INPUT_ASSERTION_FAILED',
+    'CANNOT_PARSE_UUID',
+    'DUPLICATE_COLUMN',
+    'ILLEGAL_COLUMN',
+    'UNKNOWN_ELEMENT_IN_AST',
+    'UNKNOWN_TYPE_OF_AST_NODE',
+    'THERE_IS_NO_DEFAULT_VALUE',
+    'TOO_DEEP_AST',
+    'TOO_BIG_AST',
+    'UNEXPECTED_AST_STRUCTURE',
+    'SYNTAX_ERROR',
+    'INCORRECT_DATA',
+    'TYPE_MISMATCH',
     'VALUE_IS_OUT_OF_RANGE_OF_DATA_TYPE',
   ].map((n) => [n, 400]),
   ...[
-    'UNKNOWN_TABLE', 'UNKNOWN_FUNCTION', 'UNKNOWN_IDENTIFIER', 'UNKNOWN_TYPE', 'UNKNOWN_STORAGE',
-    'UNKNOWN_DATABASE', 'UNKNOWN_SETTING', 'UNKNOWN_DIRECTION_OF_SORTING', 'UNKNOWN_AGGREGATE_FUNCTION',
-    'UNKNOWN_FORMAT', 'UNKNOWN_DATABASE_ENGINE', 'UNKNOWN_TYPE_OF_QUERY', 'UNKNOWN_ROLE',
+    'UNKNOWN_TABLE',
+    'UNKNOWN_FUNCTION',
+    'UNKNOWN_IDENTIFIER',
+    'UNKNOWN_TYPE',
+    'UNKNOWN_STORAGE',
+    'UNKNOWN_DATABASE',
+    'UNKNOWN_SETTING',
+    'UNKNOWN_DIRECTION_OF_SORTING',
+    'UNKNOWN_AGGREGATE_FUNCTION',
+    'UNKNOWN_FORMAT',
+    'UNKNOWN_DATABASE_ENGINE',
+    'UNKNOWN_TYPE_OF_QUERY',
+    'UNKNOWN_ROLE',
   ].map((n) => [n, 404]),
   ['QUERY_IS_TOO_LARGE', 413],
   ['NOT_IMPLEMENTED', 501],
@@ -87,7 +137,11 @@ const STATUS_BY_ERROR: Record<string, number> = Object.fromEntries([
 
 /** A ClickHouse exception: what the body says, and what the client's parseError reads back. */
 class ServerError extends Error {
-  constructor(readonly code: number, readonly type: string, readonly text: string) {
+  constructor(
+    readonly code: number,
+    readonly type: string,
+    readonly text: string,
+  ) {
     super(`Code: ${code}. DB::Exception: ${text}. (${type}) (version ${SERVER_VERSION})`);
   }
 
@@ -103,9 +157,7 @@ class ServerError extends Error {
     const type = /\(([A-Z][A-Z0-9_]{2,})\)\s*$/.exec(message)?.[1];
     if (codes.length === 0 || !type) return new ServerError(1001, 'STD_EXCEPTION', message);
     const last = codes[codes.length - 1];
-    const text = message
-      .slice(last.index + last[0].length)
-      .replace(/(?:\.? ?\((?:[A-Z][A-Z0-9_]{2,}|version [^)]*)\))+\s*$/, '');
+    const text = message.slice(last.index + last[0].length).replace(/(?:\.? ?\((?:[A-Z][A-Z0-9_]{2,}|version [^)]*)\))+\s*$/, '');
     return new ServerError(Number(last[1]), type, text);
   }
 }
@@ -284,9 +336,10 @@ async function bufferedResult(session: Session, q: ParsedRequest, res: ServerRes
   let rows: number;
   try {
     // No signal: a settled promise would not stop the engine; a disconnect KILLs the query instead.
-    const result = Object.keys(q.params).length > 0
-      ? await session.queryBindAsync(q.sql, q.params, { format: q.format })
-      : await session.queryAsync(q.sql, { format: q.format });
+    const result =
+      Object.keys(q.params).length > 0
+        ? await session.queryBindAsync(q.sql, q.params, { format: q.format })
+        : await session.queryAsync(q.sql, { format: q.format });
     bytes = result.bytes();
     rows = result.rowsRead;
   } catch (err) {
@@ -301,7 +354,12 @@ async function bufferedResult(session: Session, q: ParsedRequest, res: ServerRes
 class ResponseBody {
   private readonly compressor?: Gzip | Deflate | BrotliCompress;
 
-  constructor(private readonly res: ServerResponse, q: ParsedRequest, extra: Record<string, string>, summaryHeader = summary()) {
+  constructor(
+    private readonly res: ServerResponse,
+    q: ParsedRequest,
+    extra: Record<string, string>,
+    summaryHeader = summary(),
+  ) {
     res.writeHead(200, {
       ...responseHeaders(q, summaryHeader),
       ...extra,
@@ -425,8 +483,14 @@ function responseHeaders(q: ParsedRequest, summaryHeader: string): Record<string
 
 function summary(readRows = 0, elapsedNs = 0n): string {
   return JSON.stringify({
-    read_rows: String(readRows), read_bytes: '0', written_rows: '0', written_bytes: '0',
-    total_rows_to_read: '0', result_rows: '0', result_bytes: '0', elapsed_ns: String(elapsedNs),
+    read_rows: String(readRows),
+    read_bytes: '0',
+    written_rows: '0',
+    written_bytes: '0',
+    total_rows_to_read: '0',
+    result_rows: '0',
+    result_bytes: '0',
+    elapsed_ns: String(elapsedNs),
   });
 }
 
@@ -559,9 +623,9 @@ const ESCAPES: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', 
 const DROPS_BACKSLASH = new Set(['\\', "'", '"', '`', '/', '=']);
 
 function unescapeText(text: string): string {
-  return text.replace(/\\(x[0-9A-Fa-f]{2}|[\s\S])/g, (escape, c: string) => {
+  return text.replace(/\\(x[0-9A-Fa-f]{2}|[\s\S])/g, (sequence, c: string) => {
     if (c.length === 3) return String.fromCharCode(parseInt(c.slice(1), 16));
-    return ESCAPES[c] ?? (DROPS_BACKSLASH.has(c) ? c : escape);
+    return ESCAPES[c] ?? (DROPS_BACKSLASH.has(c) ? c : sequence);
   });
 }
 
@@ -585,7 +649,7 @@ class LiteralParser {
     if (c === '(') return new TupleParam(this.list(')'));
     if (c === '{') return this.map();
     if (c === "'") return this.quoted();
-    const token = /^[^,\]\)}:\s]+/.exec(this.text.slice(this.i))?.[0];
+    const token = /^[^,\])}:\s]+/.exec(this.text.slice(this.i))?.[0];
     if (!token) throw this.error();
     this.i += token.length;
     if (/^null$/i.test(token)) return null;

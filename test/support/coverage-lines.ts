@@ -15,5 +15,10 @@ export function bookFrame(asset: string, t: number, bids: Pair[], asks: Pair[]):
 }
 
 export function changeFrame(asset: string, t: number, side: 'BUY' | 'SELL', price: string, size: string): string {
-  return JSON.stringify({ event_type: 'price_change', market: '0xm', timestamp: String(t), price_changes: [{ asset_id: asset, price, size, side, hash: 'h' }] });
+  return JSON.stringify({
+    event_type: 'price_change',
+    market: '0xm',
+    timestamp: String(t),
+    price_changes: [{ asset_id: asset, price, size, side, hash: 'h' }],
+  });
 }

@@ -5,9 +5,9 @@ import { openAccountStore } from '../../src/accounts/index.js';
 import type { AccountStore } from '../../src/accounts/store.js';
 import { createApp } from '../../src/app.js';
 import { generateApiKey, hashApiKey } from '../../src/auth/keys.js';
+import type { Engine } from '../../src/clickhouse/engine.js';
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
-import type { Engine } from '../../src/clickhouse/engine.js';
 import type { AppDeps } from '../../src/deps.js';
 import type { PlanName } from '../../src/plans.js';
 import { createTestEngine, type TestEngine } from './engine.js';
@@ -58,4 +58,3 @@ export async function startDataApp(now: number, options: { engine?: (engine: Eng
     },
   };
 }
-

@@ -1,11 +1,11 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { freePort } from './free-port.js';
-import { startRedisCluster, type LocalRedisCluster } from './redis-cluster.js';
+import { type LocalRedisCluster, startRedisCluster } from './redis-cluster.js';
 
 export { freePort };
 
@@ -54,7 +54,10 @@ async function waitForPort(port: number) {
   const { connect } = await import('node:net');
   for (let i = 0; i < 100; i++) {
     const ok = await new Promise<boolean>((resolve) => {
-      const s = connect(port, '127.0.0.1', () => { s.end(); resolve(true); });
+      const s = connect(port, '127.0.0.1', () => {
+        s.end();
+        resolve(true);
+      });
       s.on('error', () => resolve(false));
     });
     if (ok) return;

@@ -52,7 +52,8 @@ export async function startNowPaymentsServer(apiKey = 'np-test-key'): Promise<No
       return;
     }
     if (behaviour === 'malformed') return reply(res, 200, '{"id":"5222917334","invoice_url":');
-    if (typeof behaviour === 'object') return reply(res, behaviour.status, { status: false, statusCode: behaviour.status, code: 'INTERNAL_ERROR', message: 'Internal server error' });
+    if (typeof behaviour === 'object')
+      return reply(res, behaviour.status, { status: false, statusCode: behaviour.status, code: 'INTERNAL_ERROR', message: 'Internal server error' });
 
     const id = String(nextId++);
     const now = new Date().toISOString();

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 
 /**
  * A local stand-in for Polymarket's market channel, speaking its wire protocol (docs/INGEST.md §1): takes
@@ -67,11 +67,14 @@ export async function startPolymarketWsServer(options: WsServerOptions = {}): Pr
     sockets.set(conn, ws);
     let lastPing = Date.now();
     const silence = options.pingTimeoutMs
-      ? setInterval(() => {
-          if (Date.now() - lastPing <= options.pingTimeoutMs!) return;
-          conn.closedBy ??= 'server-silence';
-          ws.close(1000, 'no PING');
-        }, Math.max(10, options.pingTimeoutMs / 4))
+      ? setInterval(
+          () => {
+            if (Date.now() - lastPing <= options.pingTimeoutMs!) return;
+            conn.closedBy ??= 'server-silence';
+            ws.close(1000, 'no PING');
+          },
+          Math.max(10, options.pingTimeoutMs / 4),
+        )
       : null;
     ws.on('message', (data) => {
       const text = data.toString();

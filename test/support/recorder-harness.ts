@@ -62,7 +62,19 @@ export async function storedRows(engine: Engine) {
   return { ticks, snapshots, markets };
 }
 
-const INGEST_TABLES = ['ticks', 'book_snapshots', 'markets', 'candles_1m', 'candles_1h', 'asset_stats', 'activity_1m', 'book_events', 'book_checks', 'capture_events', 'ticks_1d'] as const;
+const INGEST_TABLES = [
+  'ticks',
+  'book_snapshots',
+  'markets',
+  'candles_1m',
+  'candles_1h',
+  'asset_stats',
+  'activity_1m',
+  'book_events',
+  'book_checks',
+  'capture_events',
+  'ticks_1d',
+] as const;
 
 /** Empties the ingest tables and their rollups, so the same engine can take a second run to compare. */
 export async function truncateIngestTables(engine: Engine): Promise<void> {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,7 +36,23 @@ export async function startRedisCluster(options: { durable?: boolean } = {}): Pr
     mkdirSync(nodeDir);
     const persistence = options.durable ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
     // The cluster bus gets a free port of its own: the default, port + 10000, may be taken or out of range.
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-port', String(await freePort()), '--cluster-config-file', 'nodes.conf', '--dir', nodeDir, '--save', '', ...persistence];
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-port',
+      String(await freePort()),
+      '--cluster-config-file',
+      'nodes.conf',
+      '--dir',
+      nodeDir,
+      '--save',
+      '',
+      ...persistence,
+    ];
     nodes.push({ port, args });
   }
   const ports = nodes.map((n) => n.port);
@@ -56,7 +72,8 @@ export async function startRedisCluster(options: { durable?: boolean } = {}): Pr
         await exited;
       }),
     ).then(() => undefined);
-  const clusterOk = () => Promise.all(ports.map((port) => waitFor(`cluster_state:ok on ${port}`, async () => (await clusterInfo(port))?.includes('cluster_state:ok') ?? false)));
+  const clusterOk = () =>
+    Promise.all(ports.map((port) => waitFor(`cluster_state:ok on ${port}`, async () => (await clusterInfo(port))?.includes('cluster_state:ok') ?? false)));
 
   try {
     await startNodes();

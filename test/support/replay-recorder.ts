@@ -58,7 +58,17 @@ export class ReplayRecorder {
 }
 
 function compared(r: TickRow): ComparedTick {
-  return { asset_id: r.asset_id, t: r.t, event: r.event, side: r.side, best_bid: r.best_bid, best_ask: r.best_ask, price: r.price, size: r.size, book_side: r.book_side };
+  return {
+    asset_id: r.asset_id,
+    t: r.t,
+    event: r.event,
+    side: r.side,
+    best_bid: r.best_bid,
+    best_ask: r.best_ask,
+    price: r.price,
+    size: r.size,
+    book_side: r.book_side,
+  };
 }
 
 export async function storedMarkets(engine: Engine): Promise<MarketRow[]> {
@@ -75,7 +85,5 @@ export async function storedTicks(engine: Engine, windows: Record<string, [after
      SETTINGS output_format_json_quote_64bit_integers = 0`,
     { params: { ids: Object.keys(windows) } },
   );
-  return rows
-    .filter((r) => windows[r.asset_id].some(([after, until]) => r.t > after && r.t <= until))
-    .map(({ seq: _seq, ...tick }) => tick);
+  return rows.filter((r) => windows[r.asset_id].some(([after, until]) => r.t > after && r.t <= until)).map(({ seq: _seq, ...tick }) => tick);
 }

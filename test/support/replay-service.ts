@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { createHttpServer } from '../../src/http/http-server.js';
-import { startDataApp, type DataApp } from './data-app.js';
+import { type DataApp, startDataApp } from './data-app.js';
 
 /**
  * The data app (data-app.ts) served on a real port, as main.ts serves it: HTTP requests to the app,
@@ -19,7 +19,8 @@ export async function startReplayService(now: number, options: Parameters<typeof
   const server = createHttpServer(data.app.fetch, data.app.replay);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const httpUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const replayUrl = (query: Record<string, string | number>) => `${httpUrl.replace('http', 'ws')}/v1/replay/market?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`;
+  const replayUrl = (query: Record<string, string | number>) =>
+    `${httpUrl.replace('http', 'ws')}/v1/replay/market?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`;
   return {
     ...data,
     httpUrl,

@@ -1,8 +1,8 @@
 import type { AppDeps } from '../../src/deps.js';
-import type { GammaMarket } from '../../src/ingest/gamma.js';
 import { replayLines } from '../../src/ingest/frame-files.js';
+import type { GammaMarket } from '../../src/ingest/gamma.js';
 
-export { startDataApp as startTicksApp, type DataApp as TicksApp } from './data-app.js';
+export { type DataApp as TicksApp, startDataApp as startTicksApp } from './data-app.js';
 
 /** Raw Polymarket frames whose expected ticks are computed here, independently of the normalizer. */
 export interface ExpectedTick {
@@ -57,7 +57,13 @@ export function generateStream(spec: StreamSpec): GeneratedStream {
   const ticks: ExpectedTick[] = [];
   const markets = new Map<string, GammaMarket & { tokens: string[]; labels: string[] }>();
   for (const a of spec.assets) {
-    const m = markets.get(a.market) ?? { conditionId: a.market, question: a.question, slug: a.question.toLowerCase().replace(/\W+/g, '-'), tokens: [], labels: [] };
+    const m = markets.get(a.market) ?? {
+      conditionId: a.market,
+      question: a.question,
+      slug: a.question.toLowerCase().replace(/\W+/g, '-'),
+      tokens: [],
+      labels: [],
+    };
     m.tokens.push(a.asset_id);
     m.labels.push(a.outcome);
     markets.set(a.market, m);
@@ -102,7 +108,18 @@ export function generateStream(spec: StreamSpec): GeneratedStream {
       const b = best(a.asset_id);
       const price = cents(b.best_bid + 0.01);
       const size = cents(1 + rnd() * 50);
-      lines.push(JSON.stringify({ event_type: 'last_trade_price', market: a.market, asset_id: a.asset_id, price: String(price), side: 'BUY', size: String(size), fee_rate_bps: '0', timestamp: ts }));
+      lines.push(
+        JSON.stringify({
+          event_type: 'last_trade_price',
+          market: a.market,
+          asset_id: a.asset_id,
+          price: String(price),
+          side: 'BUY',
+          size: String(size),
+          fee_rate_bps: '0',
+          timestamp: ts,
+        }),
+      );
       ticks.push({ asset_id: a.asset_id, t, event: 'last_trade_price', side, ...b, price, size });
     } else {
       const items = [];
@@ -111,14 +128,22 @@ export function generateStream(spec: StreamSpec): GeneratedStream {
         const book = books.get(a.asset_id)!;
         const buy = rnd() < 0.5;
         const b = best(a.asset_id);
-        const from = buy ? (b.best_bid || 0.5) : b.best_ask === 1 ? 0.5 : b.best_ask;
+        const from = buy ? b.best_bid || 0.5 : b.best_ask === 1 ? 0.5 : b.best_ask;
         const price = cents(Math.min(0.99, Math.max(0.01, from + Math.round((rnd() - (buy ? 0.6 : 0.4)) * 3) / 100)));
         const size = rnd() < 0.25 ? 0 : cents(1 + rnd() * 200);
         const levels = buy ? book.bids : book.asks;
         if (size === 0) levels.delete(price);
         else levels.set(price, size);
         const after = best(a.asset_id);
-        items.push({ asset_id: a.asset_id, price: String(price), size: String(size), side: buy ? 'BUY' : 'SELL', hash: `h${i}.${k}`, best_bid: String(after.best_bid), best_ask: String(after.best_ask) });
+        items.push({
+          asset_id: a.asset_id,
+          price: String(price),
+          size: String(size),
+          side: buy ? 'BUY' : 'SELL',
+          hash: `h${i}.${k}`,
+          best_bid: String(after.best_bid),
+          best_ask: String(after.best_ask),
+        });
         ticks.push({ asset_id: a.asset_id, t, event: 'price_change', side, ...after, price, size });
       }
       lines.push(JSON.stringify({ event_type: 'price_change', market: a.market, timestamp: ts, price_changes: items }));

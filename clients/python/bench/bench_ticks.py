@@ -61,10 +61,28 @@ def main() -> None:
 
     client_rate, curl_rate = rows / min(client_times), rows / min(curl_times)
     print(f"asset {asset}: {rows:,} ticks", file=sys.stderr)
-    print(f"client.ticks() → pandas:            best {min(client_times):.3f} s  {client_rate:,.0f} rows/s  (runs: {', '.join(f'{t:.3f}' for t in client_times)})", file=sys.stderr)
-    print(f"curl parquet + read_table().to_pandas(): best {min(curl_times):.3f} s  {curl_rate:,.0f} rows/s  (runs: {', '.join(f'{t:.3f}' for t in curl_times)})", file=sys.stderr)
+    print(
+        f"client.ticks() → pandas:            best {min(client_times):.3f} s  {client_rate:,.0f} rows/s  (runs: {', '.join(f'{t:.3f}' for t in client_times)})",
+        file=sys.stderr,
+    )
+    print(
+        f"curl parquet + read_table().to_pandas(): best {min(curl_times):.3f} s  {curl_rate:,.0f} rows/s  (runs: {', '.join(f'{t:.3f}' for t in curl_times)})",
+        file=sys.stderr,
+    )
     print(f"ratio {client_rate / curl_rate:.2f}", file=sys.stderr)
-    print(json.dumps({"asset_id": asset, "rows": rows, "client_s": min(client_times), "curl_s": min(curl_times), "client_rows_per_s": client_rate, "curl_rows_per_s": curl_rate, "ratio": client_rate / curl_rate}))
+    print(
+        json.dumps(
+            {
+                "asset_id": asset,
+                "rows": rows,
+                "client_s": min(client_times),
+                "curl_s": min(curl_times),
+                "client_rows_per_s": client_rate,
+                "curl_rows_per_s": curl_rate,
+                "ratio": client_rate / curl_rate,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -7,14 +7,14 @@ then holds over 100,000 ticks, enough for a cursor walk of several pages.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import httpx
 import pytest
+from service import Service, create_account
 
 import tickhouse
-from service import Service, create_account
 
 DEMO_TICKS = int(os.environ.get("TICKHOUSE_TEST_DEMO_TICKS", "1000000"))
 
@@ -66,7 +66,12 @@ def raw(live: Live) -> Iterator[httpx.Client]:
 def big_asset(client: tickhouse.Client) -> dict[str, object]:
     """The demo asset with the most ticks, with its first and last tick times in ms."""
     top = client.markets(limit=1).iloc[0]
-    return {"asset_id": top["asset_id"], "ticks": int(top["total_ticks"]), "first": int(top["first_seen"].value // 1_000_000), "last": int(top["last_seen"].value // 1_000_000)}
+    return {
+        "asset_id": top["asset_id"],
+        "ticks": int(top["total_ticks"]),
+        "first": int(top["first_seen"].value // 1_000_000),
+        "last": int(top["last_seen"].value // 1_000_000),
+    }
 
 
 def requires_path(live: Live, path: str) -> None:

@@ -55,7 +55,8 @@ class Service:
         return self.data_dir.parent / f"service-{self.port}.log"
 
     def start(self) -> None:
-        log = open(self.log_path, "wb")
+        # Open for as long as the service runs: its output goes there.
+        log = open(self.log_path, "wb")  # noqa: SIM115
         self.process = subprocess.Popen([str(TSX), "src/main.ts"], cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.wait_for(lambda: httpx.get(self.url + "/healthz", timeout=2).status_code == 200, 120, "/healthz")
 

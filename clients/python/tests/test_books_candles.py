@@ -14,10 +14,10 @@ import httpx
 import pandas as pd
 import pandas.testing as pdt
 import pytest
-
-import tickhouse
 from conftest import Live, requires_path
 from reference import json_walk
+
+import tickhouse
 
 RES_MS = {"1m": 60_000, "1h": 3_600_000}
 
@@ -47,7 +47,7 @@ def test_book_range_equals_the_json_api(client: tickhouse.Client, raw: httpx.Cli
     data = raw.get("/v1/orderbook/range", params=params).raise_for_status().json()["data"]
     books = client.book_range(big_asset["asset_id"], big_asset["first"], big_asset["last"], limit=50, depth=5, interval=3_600_000)
     assert len(books) == len(data) == 50
-    for book, expected in zip(books, data):
+    for book, expected in zip(books, data, strict=True):
         assert_book_equals(book, expected)
 
 
@@ -77,7 +77,9 @@ def all_ticks(raw: httpx.Client, big_asset: dict[str, Any]) -> list[dict[str, An
 
 
 @pytest.mark.parametrize("resolution", ["1m", "1h"])
-def test_candles_equal_the_json_api_and_the_model_from_ticks(client: tickhouse.Client, raw: httpx.Client, big_asset: dict[str, Any], all_ticks: list[dict[str, Any]], resolution: str) -> None:
+def test_candles_equal_the_json_api_and_the_model_from_ticks(
+    client: tickhouse.Client, raw: httpx.Client, big_asset: dict[str, Any], all_ticks: list[dict[str, Any]], resolution: str
+) -> None:
     start = big_asset["first"] // RES_MS[resolution] * RES_MS[resolution]
     frame = client.candles(big_asset["asset_id"], resolution, start, big_asset["last"])  # type: ignore[arg-type]
     model = candle_model(all_ticks, RES_MS[resolution])
@@ -85,7 +87,11 @@ def test_candles_equal_the_json_api_and_the_model_from_ticks(client: tickhouse.C
         assert len(model) > 1000  # more than one page of /v1/ohlcv: the client walks them
     pdt.assert_frame_equal(frame, model, check_exact=True)
     # The JSON API's own pages, concatenated, are that frame too.
-    page = raw.get("/v1/ohlcv", params={"asset_id": big_asset["asset_id"], "resolution": resolution, "start": start, "end": big_asset["last"], "limit": 1000}).raise_for_status().json()["data"]
+    page = (
+        raw.get("/v1/ohlcv", params={"asset_id": big_asset["asset_id"], "resolution": resolution, "start": start, "end": big_asset["last"], "limit": 1000})
+        .raise_for_status()
+        .json()["data"]
+    )
     head = frame.head(len(page))
     assert [int(t.value // 1_000_000) for t in head["timestamp"]] == [c["timestamp"] for c in page]
     assert head[["open", "high", "low", "close", "volume"]].to_dict("records") == [{k: c[k] for k in ("open", "high", "low", "close", "volume")} for c in page]
@@ -101,7 +107,9 @@ def test_prices_history_equals_the_json_api(client: tickhouse.Client, raw: httpx
     params = {"asset_id": big_asset["asset_id"], "start": big_asset["first"], "end": big_asset["last"], "fidelity": 600, "limit": 10_000}
     data = raw.get("/v1/prices-history", params=params).raise_for_status().json()["data"]
     frame = client.prices_history(big_asset["asset_id"], big_asset["first"], big_asset["last"], fidelity=600, limit=10_000)
-    expected = pd.DataFrame({"t": pd.to_datetime(pd.Series([p["t"] for p in data], dtype="int64"), unit="s", utc=True), "p": pd.Series([p["p"] for p in data], dtype="float64")})
+    expected = pd.DataFrame(
+        {"t": pd.to_datetime(pd.Series([p["t"] for p in data], dtype="int64"), unit="s", utc=True), "p": pd.Series([p["p"] for p in data], dtype="float64")}
+    )
     pdt.assert_frame_equal(frame, expected, check_exact=True)
 
 
@@ -175,7 +183,9 @@ def test_coverage_is_the_json_answer(live: Live, client: tickhouse.Client, raw: 
     assert {"asset_id", "start", "end", "captured", "gaps", "reconnects", "books", "drift", "days"} <= set(got)
 
 
-def test_replay_yields_the_stored_ticks_in_polymarkets_shape(live: Live, client: tickhouse.Client, big_asset: dict[str, Any], all_ticks: list[dict[str, Any]]) -> None:
+def test_replay_yields_the_stored_ticks_in_polymarkets_shape(
+    live: Live, client: tickhouse.Client, big_asset: dict[str, Any], all_ticks: list[dict[str, Any]]
+) -> None:
     requires_path(live, "/v1/replay/market")
     start, end = all_ticks[100]["t"], all_ticks[1100]["t"]
     expected = [(t["t"], t["event"]) for t in all_ticks if start < t["t"] <= end]

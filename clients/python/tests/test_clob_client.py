@@ -115,7 +115,9 @@ def test_prices_history_equals_v1(rank):
     for instant in instants(asset_id, first):
         start_ts = instant / 1000 - 3600.5
         for fidelity in (1, 5):
-            got = client_get(f"{URL}/v1/clob/{KEY}/at/{instant}/prices-history?market={asset_id}&startTs={start_ts}&endTs={instant / 1000 + 600}&fidelity={fidelity}")
+            got = client_get(
+                f"{URL}/v1/clob/{KEY}/at/{instant}/prices-history?market={asset_id}&startTs={start_ts}&endTs={instant / 1000 + 600}&fidelity={fidelity}"
+            )
             want = v1(f"/v1/prices-history?asset_id={asset_id}&start={round(start_ts * 1000)}&end={instant}&fidelity={fidelity * 60}&limit=10000")
             assert got == {"history": want}
             assert got["history"] and all(p["t"] * 1000 <= instant for p in got["history"])

@@ -7,14 +7,15 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
-import tickhouse
 from conftest import Live
 from service import RedisServer, Service, create_account
+
+import tickhouse
 from tickhouse.errors import error_from_response
 
 

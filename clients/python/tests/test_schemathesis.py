@@ -42,7 +42,9 @@ def summary(label: str, text: str) -> str:
     tested = re.search(r"Tested: (\d+)", text)
     cases = re.search(r"Test cases:\s*\n\s*(.+)", text)
     final = [line for line in text.splitlines() if line.startswith("=") and " in " in line]
-    return f"schemathesis {label}: {tested.group(1) if tested else '?'} operations tested; {cases.group(1).strip() if cases else '?'}; {final[-1].strip('= ') if final else ''}"
+    operations = tested.group(1) if tested else "?"
+    generated = cases.group(1).strip() if cases else "?"
+    return f"schemathesis {label}: {operations} operations tested; {generated}; {final[-1].strip('= ') if final else ''}"
 
 
 def test_every_operation_conforms_to_the_openapi_document(live: Live, tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ import pandas.testing as pdt
 import polars as pl
 import pyarrow as pa
 import pytest
+from reference import expected_frame, json_walk
 
 import tickhouse
-from reference import expected_frame, json_walk
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,10 @@ def test_polars_and_arrow_outputs(client: tickhouse.Client, walk: Any) -> None:
         "t": [r["t"] for r in rows],
         **{name: [r[name] for r in rows] for name in ("event", "side", "best_bid", "best_ask", "price", "size")},
     }
-    expected_pl = pl.DataFrame(columns, schema={"t": pl.Int64, "event": pl.String, "side": pl.String, "best_bid": pl.Float64, "best_ask": pl.Float64, "price": pl.Float64, "size": pl.Float64}).with_columns(pl.col("t").cast(pl.Datetime("ms", "UTC")))
+    expected_pl = pl.DataFrame(
+        columns,
+        schema={"t": pl.Int64, "event": pl.String, "side": pl.String, "best_bid": pl.Float64, "best_ask": pl.Float64, "price": pl.Float64, "size": pl.Float64},
+    ).with_columns(pl.col("t").cast(pl.Datetime("ms", "UTC")))
     for via in ("json", "parquet"):
         frame = client.ticks(params["asset_id"], params["start"], params["end"], as_="polars", via=via)  # type: ignore[arg-type]
         assert isinstance(frame, pl.DataFrame)
@@ -103,7 +106,9 @@ def test_polars_and_arrow_outputs(client: tickhouse.Client, walk: Any) -> None:
 
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl", "parquet"])
-def test_export_streams_to_a_file_that_reads_back_as_the_same_frame(client: tickhouse.Client, walk: Any, tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_streams_to_a_file_that_reads_back_as_the_same_frame(
+    client: tickhouse.Client, walk: Any, tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     params, rows = walk
     target = tmp_path / f"ticks.{fmt}"
     result = client.export(params["asset_id"], params["start"], params["end"], target, format=fmt)  # type: ignore[arg-type]

@@ -1,10 +1,10 @@
 import type { Engine } from '../../clickhouse/engine.js';
 import { EngineUnavailableError } from '../../clickhouse/errors.js';
-import { log, errorText } from '../../log.js';
-import type { RowSink } from '../normalizer.js';
-import { recorderMetrics } from './metrics.js';
 import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../../clickhouse/rows.js';
+import { errorText, log } from '../../log.js';
+import type { RowSink } from '../normalizer.js';
 import { BatchWriter, type IngestTable } from '../writer.js';
+import { recorderMetrics } from './metrics.js';
 
 export interface BufferedSinkOptions {
   /** Prefix of every batch's deduplication tokens: unique per recorder run. */

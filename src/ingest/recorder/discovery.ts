@@ -1,5 +1,5 @@
 import type { MarketRow } from '../../clickhouse/rows.js';
-import { log, errorText } from '../../log.js';
+import { errorText, log } from '../../log.js';
 import { discoverActiveMarkets, lookupMarkets } from './gamma-client.js';
 import type { RecorderOptions } from './options.js';
 
@@ -38,9 +38,10 @@ export class MarketDiscovery {
       await this.discover();
     } catch (err) {
       const wait = Math.min(MAX_RETRY_MS, 1000 * 2 ** attempt);
-      const msg = this.options.assets === null
-        ? 'Gamma discovery failed: nothing to subscribe to yet; retrying'
-        : 'Gamma metadata unavailable: ticks are labelled UNKNOWN until it answers; retrying';
+      const msg =
+        this.options.assets === null
+          ? 'Gamma discovery failed: nothing to subscribe to yet; retrying'
+          : 'Gamma metadata unavailable: ticks are labelled UNKNOWN until it answers; retrying';
       log.warn(msg, { error: errorText(err), retry_in_ms: wait });
       if (!this.stopped) this.retry = setTimeout(() => void this.discoverOrRetry(attempt + 1), wait);
     }

@@ -3,7 +3,7 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { log, errorText } from '../../log.js';
+import { errorText, log } from '../../log.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -84,7 +84,7 @@ export class FrameArchive {
 
   private async write(file: string, lines: string[]): Promise<void> {
     const chars = lines.reduce((n, l) => n + l.length + 1, 0);
-    const member = await gzipAsync(lines.join('\n') + '\n');
+    const member = await gzipAsync(`${lines.join('\n')}\n`);
     for (let attempt = 0; ; attempt++) {
       try {
         await appendFile(file, member);

@@ -1,5 +1,5 @@
-import { isRecord, parseGammaMarkets, type GammaMarket } from '../gamma.js';
 import type { MarketRow } from '../../clickhouse/rows.js';
+import { type GammaMarket, isRecord, parseGammaMarkets } from '../gamma.js';
 
 /** Gamma's largest page. */
 const PAGE_SIZE = 500;

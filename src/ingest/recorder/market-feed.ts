@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { log, errorText } from '../../log.js';
+import { errorText, log } from '../../log.js';
 import { recorderMetrics } from './metrics.js';
 
 export interface FeedOptions {

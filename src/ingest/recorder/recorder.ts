@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '../../clickhouse/engine.js';
 import { log } from '../../log.js';
-import { captureLine, type CaptureRecord } from '../capture-record.js';
+import { type CaptureRecord, captureLine } from '../capture-record.js';
 import { Normalizer, type RowSink, type SeqSource } from '../normalizer.js';
 import { BufferedSink } from './buffered-sink.js';
 import { MarketDiscovery } from './discovery.js';
@@ -10,8 +10,8 @@ import { MarketFeed, type SocketEvent } from './market-feed.js';
 import { recorderMetrics, registerRecorderGauges } from './metrics.js';
 import type { RecorderOptions } from './options.js';
 import { ResyncTracker } from './resync.js';
+import { MalformedFrameLog, type RecorderStatus, type StatusReport, StatusReporter, statusFields } from './status.js';
 import { PendingSubscriptions } from './subscriptions.js';
-import { MalformedFrameLog, statusFields, StatusReporter, type RecorderStatus, type StatusReport } from './status.js';
 
 export interface RecorderHooks {
   /** Receives each periodic status (default: a `recorder status` log line). */

@@ -75,7 +75,8 @@ export function contractViolations(sent: SentRequest, res: RawResponse): string[
   const contentType = header(res, 'content-type') ?? '';
   const everything = `${res.headers.map(([n, v]) => `${n}: ${v}`).join('\n')}\n${body}`;
   for (const secret of sent.secrets) {
-    if (secret.length >= 16 && everything.includes(secret) && !(sent.issuesKey && !sent.target.includes(secret))) out.push(`key echoed: the answer holds ${secret.slice(0, 14)}…`);
+    if (secret.length >= 16 && everything.includes(secret) && !(sent.issuesKey && !sent.target.includes(secret)))
+      out.push(`key echoed: the answer holds ${secret.slice(0, 14)}…`);
   }
   if (res.status >= 400) {
     if (!/^application\/json/i.test(contentType)) {

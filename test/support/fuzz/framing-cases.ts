@@ -146,8 +146,14 @@ const HEADERS: [string, (c: FramingContext) => string[]][] = [
 
 const UPGRADES: [string, string[]][] = [
   ['Connection: Upgrade + Upgrade: websocket', ['Connection: Upgrade', 'Upgrade: websocket']],
-  ['full WebSocket handshake', ['Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Version: 13', `Sec-WebSocket-Key: ${Buffer.alloc(16, 7).toString('base64')}`]],
-  ['WebSocket handshake, version 8', ['Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Version: 8', `Sec-WebSocket-Key: ${Buffer.alloc(16, 7).toString('base64')}`]],
+  [
+    'full WebSocket handshake',
+    ['Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Version: 13', `Sec-WebSocket-Key: ${Buffer.alloc(16, 7).toString('base64')}`],
+  ],
+  [
+    'WebSocket handshake, version 8',
+    ['Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Version: 8', `Sec-WebSocket-Key: ${Buffer.alloc(16, 7).toString('base64')}`],
+  ],
   ['WebSocket handshake, bad key', ['Connection: Upgrade', 'Upgrade: websocket', 'Sec-WebSocket-Version: 13', 'Sec-WebSocket-Key: nope']],
   ['Connection: keep-alive, Upgrade', ['Connection: keep-alive, Upgrade', 'Upgrade: websocket']],
   ['Upgrade: h2c', ['Connection: Upgrade, HTTP2-Settings', 'Upgrade: h2c', 'HTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA']],
@@ -176,7 +182,10 @@ const BODIES: [string, (c: FramingContext) => Body][] = [
   ['Content-Length twice, different', () => ({ headers: ['Content-Length: 2', 'Content-Length: 3'], bytes: '{}', complete: true })],
   ['Content-Length 1e20, short body', () => ({ headers: ['Content-Length: 100000000000000000000'], bytes: '{}', complete: false })],
   ['Content-Length 2^53', () => ({ headers: ['Content-Length: 9007199254740993'], bytes: '{}', complete: false })],
-  ['Content-Length shorter than the body', () => ({ headers: ['Content-Type: application/json', 'Content-Length: 2'], bytes: '{}GARBAGE / HTTP/1.1\r\n\r\n', complete: true })],
+  [
+    'Content-Length shorter than the body',
+    () => ({ headers: ['Content-Type: application/json', 'Content-Length: 2'], bytes: '{}GARBAGE / HTTP/1.1\r\n\r\n', complete: true }),
+  ],
   ['chunked, valid', () => ({ headers: ['Content-Type: application/json', 'Transfer-Encoding: chunked'], bytes: '2\r\n{}\r\n0\r\n\r\n', complete: true })],
   ['chunked, size zz', () => ({ headers: ['Transfer-Encoding: chunked'], bytes: 'zz\r\n{}\r\n0\r\n\r\n', complete: true })],
   ['chunked, size overflow', () => ({ headers: ['Transfer-Encoding: chunked'], bytes: 'fffffffffffffffffff\r\n{}\r\n0\r\n\r\n', complete: true })],
@@ -184,7 +193,14 @@ const BODIES: [string, (c: FramingContext) => Body][] = [
   ['chunked, no CRLF after data', () => ({ headers: ['Transfer-Encoding: chunked'], bytes: '2\r\n{}XX0\r\n\r\n', complete: true })],
   ['chunked, no last chunk', () => ({ headers: ['Transfer-Encoding: chunked'], bytes: '2\r\n{}\r\n', complete: false })],
   ['chunked, 4 KB extension', () => ({ headers: ['Transfer-Encoding: chunked'], bytes: `2;${'e'.repeat(4096)}\r\n{}\r\n0\r\n\r\n`, complete: true })],
-  ['chunked, 20 KB in 1 KB chunks', () => ({ headers: ['Content-Type: application/json', 'Transfer-Encoding: chunked'], bytes: `${`400\r\n${' '.repeat(1024)}\r\n`.repeat(20)}0\r\n\r\n`, complete: true })],
+  [
+    'chunked, 20 KB in 1 KB chunks',
+    () => ({
+      headers: ['Content-Type: application/json', 'Transfer-Encoding: chunked'],
+      bytes: `${`400\r\n${' '.repeat(1024)}\r\n`.repeat(20)}0\r\n\r\n`,
+      complete: true,
+    }),
+  ],
   ['chunked + Content-Length', () => ({ headers: ['Transfer-Encoding: chunked', 'Content-Length: 3'], bytes: '0\r\n\r\n', complete: true })],
   ['Transfer-Encoding: chunked, gzip', () => ({ headers: ['Transfer-Encoding: chunked, gzip'], bytes: '0\r\n\r\n', complete: true })],
   ['Transfer-Encoding: xchunked', () => ({ headers: ['Transfer-Encoding: xchunked'], bytes: '0\r\n\r\n', complete: true })],
@@ -196,11 +212,25 @@ const BODIES: [string, (c: FramingContext) => Body][] = [
 const DIMENSIONS: Dimension[] = [
   { name: 'target', values: TARGETS.map(([label, f]) => set('target', f, `target ${label}`)) },
   { name: 'host', values: HOSTS.map(([label, f]) => set('host', f, label)) },
-  { name: 'header', values: HEADERS.map(([label, f]) => (r: Request, c: FramingContext) => { r.headers.push(...f(c)); r.label.push(label); }) },
+  {
+    name: 'header',
+    values: HEADERS.map(([label, f]) => (r: Request, c: FramingContext) => {
+      r.headers.push(...f(c));
+      r.label.push(label);
+    }),
+  },
   { name: 'upgrade', values: UPGRADES.map(([label, h]) => set('upgrade', h, label)) },
   { name: 'version', values: VERSIONS.map(([label, v]) => set('version', v, label)) },
   { name: 'method', values: METHODS.map((m) => set('method', m, `method ${m.slice(0, 12)}`)) },
-  { name: 'body', values: BODIES.map(([label, f]) => (r: Request, c: FramingContext) => { r.body = f(c); r.label.push(label); if (r.method === 'GET') r.method = 'POST'; if (!r.body.complete) r.incomplete = true; }) },
+  {
+    name: 'body',
+    values: BODIES.map(([label, f]) => (r: Request, c: FramingContext) => {
+      r.body = f(c);
+      r.label.push(label);
+      if (r.method === 'GET') r.method = 'POST';
+      if (!r.body.complete) r.incomplete = true;
+    }),
+  },
   { name: 'eol', values: [set('eol', '\n', 'bare LF line ends')] },
   // Issue 24, item 1: an upgrade with an unparsable target or Host killed the process. Every target and
   // every Host once more, with `Connection: Upgrade` + `Upgrade: websocket`.

@@ -1,8 +1,8 @@
 import { contractViolations, KEY_SHAPE, type SentRequest } from './contract.js';
-import { framingCase, framingEnumeration, type FramingCase } from './framing-cases.js';
-import { exchange, header, healthz, type Exchange } from './raw-http.js';
+import { type FramingCase, framingCase, framingEnumeration } from './framing-cases.js';
+import { type Exchange, exchange, header, healthz } from './raw-http.js';
 import { caseRng } from './rng.js';
-import { enumeration, operationsOf, requestBytes, schemaCase, type Domain, type OpenApiDocument, type Operation, type Size } from './schema-cases.js';
+import { type Domain, enumeration, type OpenApiDocument, type Operation, operationsOf, requestBytes, type Size, schemaCase } from './schema-cases.js';
 import type { FuzzService } from './service.js';
 import { WS_KINDS, wsCase } from './ws-cases.js';
 
@@ -131,9 +131,13 @@ export class FuzzHarness {
 
   /** Every operation of the live document (read from the service, never a hand list). */
   async loadDocument(): Promise<Operation[]> {
-    const r = await exchange(this.service.port, [`GET /v1/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`], { methods: ['GET'], timeoutMs: 30_000, maxBody: 16 * 2 ** 20 });
+    const r = await exchange(this.service.port, [`GET /v1/openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`], {
+      methods: ['GET'],
+      timeoutMs: 30_000,
+      maxBody: 16 * 2 ** 20,
+    });
     const res = r.responses[0];
-    if (!res || res.status !== 200) throw new Error(`GET /v1/openapi.json: ${res?.status ?? 'no answer'}`);
+    if (res?.status !== 200) throw new Error(`GET /v1/openapi.json: ${res?.status ?? 'no answer'}`);
     this.doc = JSON.parse(res.body.toString()) as OpenApiDocument;
     this.ops = operationsOf(this.doc);
     return this.ops;
@@ -207,12 +211,14 @@ export class FuzzHarness {
         // The case runs under a watchdog: a process that dies or stops answering ends it at once.
         let stuck: { kind: 'crash' | 'hang'; detail: string } | null = null;
         let restarted = false;
-        const outcomePromise = this.runCase(category, index, options.seed, options.size ?? 'full').catch((err: Error): CaseOutcome => ({
-          description: `${category} case ${index}`,
-          violations: [{ kind: 'no-answer', detail: `the case failed: ${err.message}` }],
-          held: 0,
-          release: async () => {},
-        }));
+        const outcomePromise = this.runCase(category, index, options.seed, options.size ?? 'full').catch(
+          (err: Error): CaseOutcome => ({
+            description: `${category} case ${index}`,
+            violations: [{ kind: 'no-answer', detail: `the case failed: ${err.message}` }],
+            held: 0,
+            release: async () => {},
+          }),
+        );
         let settled = false;
         void outcomePromise.then(() => (settled = true));
         while (!settled) {
@@ -225,7 +231,10 @@ export class FuzzHarness {
           }
           const h = await healthz(this.service.port, WATCHDOG_MS);
           if (!h.ok && (await this.service.exitWithin(h.why.startsWith('no answer') ? 0 : 3_000))) {
-            stuck = { kind: 'crash', detail: `the service died during the case (${this.service.exited()}); its last output:\n${this.service.outputTail().slice(-1500)}` };
+            stuck = {
+              kind: 'crash',
+              detail: `the service died during the case (${this.service.exited()}); its last output:\n${this.service.outputTail().slice(-1500)}`,
+            };
             break;
           }
           if (!h.ok) {
@@ -255,10 +264,22 @@ export class FuzzHarness {
           const caseLimit = rssBefore + RSS_CASE_SLACK + RSS_PER_HELD_CONNECTION * outcome.held;
           if (rss > limit) {
             overMemory = true;
-            add(category, index, outcome.description, 'rss', `RSS ${mb(rss)} > bound ${mb(limit)} (start ${mb(this.rssStart)}, before the case ${mb(rssBefore)}, ${outcome.held} connection(s) held)`);
+            add(
+              category,
+              index,
+              outcome.description,
+              'rss',
+              `RSS ${mb(rss)} > bound ${mb(limit)} (start ${mb(this.rssStart)}, before the case ${mb(rssBefore)}, ${outcome.held} connection(s) held)`,
+            );
           } else if (outcome.held && rss > caseLimit) {
             overMemory = true;
-            add(category, index, outcome.description, 'rss', `RSS ${mb(rss)} with the case's ${outcome.held} connection(s) held: +${mb(rss - rssBefore)} since it began, bound +${mb(caseLimit - rssBefore)}`);
+            add(
+              category,
+              index,
+              outcome.description,
+              'rss',
+              `RSS ${mb(rss)} with the case's ${outcome.held} connection(s) held: +${mb(rss - rssBefore)} since it began, bound +${mb(caseLimit - rssBefore)}`,
+            );
           }
         }
         await outcome.release().catch(() => {});
@@ -276,7 +297,8 @@ export class FuzzHarness {
         // The log, once the case is over: no key may be printed (access log, errors, anything).
         const printed = this.service.takeOutput();
         const leaked = [...new Set(printed.match(KEY_SHAPE) ?? [])];
-        if (leaked.length) add(category, index, outcome.description, 'key-in-log', `the service printed ${leaked.length} key(s): …${excerpt(printed, leaked[0])}…`);
+        if (leaked.length)
+          add(category, index, outcome.description, 'key-in-log', `the service printed ${leaked.length} key(s): …${excerpt(printed, leaked[0])}…`);
         if (report.findings.length > findingsBefore && options.maxRestartsPerCategory !== undefined && restartsHere > options.maxRestartsPerCategory) {
           log(`${category}: stopped after ${restartsHere} restarts`);
           break;
@@ -305,7 +327,10 @@ export class FuzzHarness {
   }
 
   private async checkAlive(report: FuzzReport, add: (kind: FindingKind, detail: string) => void): Promise<{ kind: 'crash' | 'hang'; detail: string } | null> {
-    const died = () => ({ kind: 'crash' as const, detail: `the service died (${this.service.exited()}); its last output:\n${this.service.outputTail().slice(-1500)}` });
+    const died = () => ({
+      kind: 'crash' as const,
+      detail: `the service died (${this.service.exited()}); its last output:\n${this.service.outputTail().slice(-1500)}`,
+    });
     if (this.service.exited()) return died();
     const first = await healthz(this.service.port, WATCHDOG_MS);
     if (first.ok) report.maxHealthzMs = Math.max(report.maxHealthzMs, first.ms);
@@ -320,8 +345,14 @@ export class FuzzHarness {
       report.retried++;
       return null;
     }
-    if (!again.ok) return (await this.service.exitWithin(again.why.startsWith('no answer') ? 0 : 3_000)) ? died() : { kind: 'hang', detail: `GET /healthz after the case: ${again.why} (RSS ${mb(this.service.rss())})` };
-    add('slow-healthz', `GET /healthz after the case took ${first.ms.toFixed(0)} ms, asked again ${again.ms.toFixed(0)} ms (bound ${this.healthzBound.toFixed(0)} ms)`);
+    if (!again.ok)
+      return (await this.service.exitWithin(again.why.startsWith('no answer') ? 0 : 3_000))
+        ? died()
+        : { kind: 'hang', detail: `GET /healthz after the case: ${again.why} (RSS ${mb(this.service.rss())})` };
+    add(
+      'slow-healthz',
+      `GET /healthz after the case took ${first.ms.toFixed(0)} ms, asked again ${again.ms.toFixed(0)} ms (bound ${this.healthzBound.toFixed(0)} ms)`,
+    );
     return null;
   }
 
@@ -354,7 +385,11 @@ export class FuzzHarness {
     // A body of megabytes may be refused by closing the connection while it is still being sent.
     const refusedBody = bytes.length > 1 << 20 && (r.error === 'EPIPE' || r.error === 'ECONNRESET');
     if (!res) {
-      if (!this.service.exited() && !refusedBody) violations.push({ kind: 'no-answer', detail: r.timedOut ? `no answer within ${ANSWER_MS} ms` : `closed without an answer (${r.error ?? r.garbage ?? 'no bytes'})` });
+      if (!this.service.exited() && !refusedBody)
+        violations.push({
+          kind: 'no-answer',
+          detail: r.timedOut ? `no answer within ${ANSWER_MS} ms` : `closed without an answer (${r.error ?? r.garbage ?? 'no bytes'})`,
+        });
     } else {
       const sent: SentRequest = {
         method: built.method,
@@ -365,7 +400,8 @@ export class FuzzHarness {
         issuesKey: /register|regenerate/.test(built.op.path) && res.status < 300,
       };
       for (const v of contractViolations(sent, res)) violations.push({ kind: kindOf(v), detail: `${res.status}: ${v}` });
-      if (res.status !== 101 && !header(res, 'x-request-id') && res.status < 431) violations.push({ kind: 'shape', detail: `${res.status} without X-Request-Id` });
+      if (res.status !== 101 && !header(res, 'x-request-id') && res.status < 431)
+        violations.push({ kind: 'shape', detail: `${res.status} without X-Request-Id` });
       this.learnKeys(built.keyUsed, built.op.path, res.status, res.body.toString());
     }
     return { description: `${built.description} → ${res ? res.status : 'no answer'}`, violations, held: 0, release: async () => {} };
@@ -376,9 +412,12 @@ export class FuzzHarness {
     const text = sent.map((p) => (typeof p === 'string' ? p : p.toString('latin1'))).join('');
     this.trace(`>>> ${JSON.stringify(text.length > 2_000 ? `${text.slice(0, 2_000)}…` : text)}`);
     for (const res of r.responses) {
-      this.trace(`<<< ${res.version} ${res.status} ${res.reason}\n${res.headers.map(([n, v]) => `    ${n}: ${v}`).join('\n')}\n    ${JSON.stringify(res.body.subarray(0, 1_000).toString('utf8'))}${res.truncated ? ' (cut)' : ''}`);
+      this.trace(
+        `<<< ${res.version} ${res.status} ${res.reason}\n${res.headers.map(([n, v]) => `    ${n}: ${v}`).join('\n')}\n    ${JSON.stringify(res.body.subarray(0, 1_000).toString('utf8'))}${res.truncated ? ' (cut)' : ''}`,
+      );
     }
-    if (r.timedOut || r.closedEarly || r.error || r.garbage) this.trace(`<<< timedOut ${r.timedOut}, closedEarly ${r.closedEarly}, error ${r.error}, garbage ${JSON.stringify(r.garbage)}`);
+    if (r.timedOut || r.closedEarly || r.error || r.garbage)
+      this.trace(`<<< timedOut ${r.timedOut}, closedEarly ${r.closedEarly}, error ${r.error}, garbage ${JSON.stringify(r.garbage)}`);
   }
 
   /** A regenerated key replaces the one that asked; a free key at its daily limit gives way to the next. */
@@ -406,18 +445,31 @@ export class FuzzHarness {
       const out: { kind: FindingKind; detail: string }[] = [];
       for (const r of rs.slice(0, 1)) {
         r.responses.forEach((res, i) => {
-          const sent: SentRequest = { method: c.methods[i] ?? 'GET', target: c.targets[i] ?? '/', kind: 'raw', sentAt, secrets, issuesKey: /register|regenerate/.test(c.targets[i] ?? '') && res.status < 300 };
+          const sent: SentRequest = {
+            method: c.methods[i] ?? 'GET',
+            target: c.targets[i] ?? '/',
+            kind: 'raw',
+            sentAt,
+            secrets,
+            issuesKey: /register|regenerate/.test(c.targets[i] ?? '') && res.status < 300,
+          };
           for (const v of contractViolations(sent, res)) out.push({ kind: kindOf(v), detail: `answer ${i + 1}: ${res.status}: ${v}` });
         });
         if (r.garbage) out.push({ kind: 'shape', detail: `bytes that are not HTTP: ${JSON.stringify(r.garbage.slice(0, 120))}` });
         if (r.responses.length < c.minResponses && !this.service.exited()) {
-          out.push({ kind: 'no-answer', detail: `${r.responses.length} answer(s) of ${c.minResponses} owed: ${r.timedOut ? `none within ${ANSWER_MS} ms` : `connection closed (${r.error ?? 'FIN'})`}` });
+          out.push({
+            kind: 'no-answer',
+            detail: `${r.responses.length} answer(s) of ${c.minResponses} owed: ${r.timedOut ? `none within ${ANSWER_MS} ms` : `connection closed (${r.error ?? 'FIN'})`}`,
+          });
         }
       }
       return out;
     };
     const status = exchanges[0].responses.map((res) => res.status).join(',') || 'no answer';
-    this.traceExchange(c.pieces.filter((p): p is string | Buffer => typeof p === 'string' || Buffer.isBuffer(p)), exchanges[0]);
+    this.traceExchange(
+      c.pieces.filter((p): p is string | Buffer => typeof p === 'string' || Buffer.isBuffer(p)),
+      exchanges[0],
+    );
     if (!c.hold) return { description: `${c.description} → ${status}`, violations: check(exchanges), held: 0, release: async () => {} };
     return {
       description: `${c.description} (held open during the checks)`,
@@ -433,7 +485,16 @@ export class FuzzHarness {
     const kind = wsCase(index);
     const before = this.service.rss() ?? 0;
     const grown = () => (this.service.rss() ?? before) - before;
-    const o = await kind.run(rng, { port: this.service.port, key: this.unlimitedKey, assets: d.assets, now: d.now, first: d.first, big, grown, stopAt: RSS_CASE_SLACK + 8 * RSS_PER_HELD_CONNECTION });
+    const o = await kind.run(rng, {
+      port: this.service.port,
+      key: this.unlimitedKey,
+      assets: d.assets,
+      now: d.now,
+      first: d.first,
+      big,
+      grown,
+      stopAt: RSS_CASE_SLACK + 8 * RSS_PER_HELD_CONNECTION,
+    });
     return { description: o.description, violations: o.violations.map((detail) => ({ kind: 'websocket' as const, detail })), held: o.held, release: o.release };
   }
 }
@@ -460,7 +521,10 @@ export function summaryLine(r: FuzzReport): string {
   const total = CATEGORIES.reduce((n, c) => n + r.stats[c].cases, 0);
   const kinds = new Map<string, number>();
   for (const f of r.findings) kinds.set(f.kind, (kinds.get(f.kind) ?? 0) + 1);
-  const other = [...kinds].filter(([k]) => !['crash', 'hang', '5xx'].includes(k)).map(([k, n]) => `${k} ${n}`).join(', ');
+  const other = [...kinds]
+    .filter(([k]) => !['crash', 'hang', '5xx'].includes(k))
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
   return (
     `fuzz seed=${r.seed}: ${total} cases (${cats}); crashes ${r.crashes}, hangs ${r.hangs}, 5xx ${r.fiveXX}, other findings ${other || '0'}; ` +
     `restarts ${r.restarts}; max /healthz ${r.maxHealthzMs.toFixed(1)} ms (after ${r.slowestCase || '-'}; ${r.retried} late answer(s) asked again within ${r.healthzBoundMs.toFixed(0)} ms); RSS start ${mb(r.rssStart)}, end ${mb(r.rssEnd)}, max ${mb(r.rssMax)} (bound ${mb(r.rssLimit)} + 2 MB per held connection); ${r.seconds.toFixed(1)} s`
@@ -471,11 +535,17 @@ export function summaryLine(r: FuzzReport): string {
 export function findingsDigest(findings: Finding[], limit = 40): string {
   const groups = new Map<string, Finding[]>();
   for (const f of findings) {
-    const key = `${f.kind} | ${f.detail.replace(/\d{4,}/g, 'N').replace(/th_live_[\w-]+/g, 'KEY').slice(0, 140)}`;
+    const key = `${f.kind} | ${f.detail
+      .replace(/\d{4,}/g, 'N')
+      .replace(/th_live_[\w-]+/g, 'KEY')
+      .slice(0, 140)}`;
     groups.set(key, [...(groups.get(key) ?? []), f]);
   }
   return [...groups.values()]
     .slice(0, limit)
-    .map((fs) => `${fs.length}× ${fs[0].kind} [${fs[0].category}:${fs[0].index}] ${fs[0].detail.slice(0, 300)}\n      first case: ${fs[0].description.slice(0, 300)}`)
+    .map(
+      (fs) =>
+        `${fs.length}× ${fs[0].kind} [${fs[0].category}:${fs[0].index}] ${fs[0].detail.slice(0, 300)}\n      first case: ${fs[0].description.slice(0, 300)}`,
+    )
     .join('\n');
 }

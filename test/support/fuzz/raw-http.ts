@@ -1,4 +1,4 @@
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 
 /**
  * HTTP/1.x over a bare `node:net` socket, so a case can send bytes no HTTP client would (bad targets,
@@ -62,7 +62,8 @@ export function exchange(port: number, pieces: Piece[], options: ExchangeOptions
     const socket = connect({ port, host: '127.0.0.1', noDelay: true });
     const responses: RawResponse[] = [];
     let buffer: Buffer = Buffer.alloc(0);
-    let current: { res: RawResponse; mode: 'length' | 'chunked' | 'close' | 'none'; remaining: number; chunkState: ChunkState; firstBodyAt: number } | null = null;
+    let current: { res: RawResponse; mode: 'length' | 'chunked' | 'close' | 'none'; remaining: number; chunkState: ChunkState; firstBodyAt: number } | null =
+      null;
     let done = false;
     let garbage: string | null = null;
     let error: string | null = null;
@@ -129,7 +130,14 @@ export function exchange(port: number, pieces: Piece[], options: ExchangeOptions
           if (res.status === 100) continue; // an interim answer: the real one follows
           const te = header(res, 'transfer-encoding');
           const cl = header(res, 'content-length');
-          const mode = method === 'HEAD' || res.status === 101 || res.status === 204 || res.status === 304 ? 'none' : te && /chunked/i.test(te) ? 'chunked' : cl !== undefined ? 'length' : 'close';
+          const mode =
+            method === 'HEAD' || res.status === 101 || res.status === 204 || res.status === 304
+              ? 'none'
+              : te && /chunked/i.test(te)
+                ? 'chunked'
+                : cl !== undefined
+                  ? 'length'
+                  : 'close';
           current = { res, mode, remaining: mode === 'length' ? Number(cl) : 0, chunkState: { size: -1 }, firstBodyAt: performance.now() };
           if (mode === 'none') {
             const upgraded = res.status === 101;
@@ -276,6 +284,12 @@ export async function healthz(port: number, timeoutMs: number): Promise<{ ms: nu
   const r = await exchange(port, ['GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n'], { methods: ['GET'], timeoutMs });
   const res = r.responses[0];
   const ok = !!res && !res.truncated && res.status === 200 && res.body.toString() === '{"status":"ok"}';
-  const why = ok ? 'ok' : r.timedOut ? `no answer in ${timeoutMs} ms` : res ? `${res.status} ${res.body.toString().slice(0, 100)}` : `closed (${r.error ?? 'no bytes'})`;
+  const why = ok
+    ? 'ok'
+    : r.timedOut
+      ? `no answer in ${timeoutMs} ms`
+      : res
+        ? `${res.status} ${res.body.toString().slice(0, 100)}`
+        : `closed (${r.error ?? 'no bytes'})`;
   return { ms: r.ms, ok, why };
 }

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,10 +74,14 @@ export class FuzzService {
     const service = new FuzzService(dataDir, { unlimitedKey, freeKeys, assets: [], first: 0, last: 0 }, env);
     await service.spawn();
     // The demo load runs after the service is serving; DATA_DIR/demo-load.json says when it is done.
-    await service.until(() => {
-      const file = join(dataDir, 'demo-load.json');
-      return existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { finished: boolean }).finished;
-    }, 120_000, 'the demo dataset to load');
+    await service.until(
+      () => {
+        const file = join(dataDir, 'demo-load.json');
+        return existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { finished: boolean }).finished;
+      },
+      120_000,
+      'the demo dataset to load',
+    );
     const markets = JSON.parse((await service.get('/v1/markets?limit=1000')).toString()) as { data: { asset_id: string }[] };
     const stats = JSON.parse((await service.get('/v1/markets/stats')).toString()) as { data: { first_timestamp: number; last_timestamp: number } };
     service.facts.assets = markets.data.map((m) => m.asset_id);
@@ -189,9 +193,14 @@ export class FuzzService {
   }
 
   private async get(path: string): Promise<Buffer> {
-    const r = await exchange(this.port, [`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`], { methods: ['GET'], timeoutMs: 30_000, maxBody: 64 * 2 ** 20 });
+    const r = await exchange(this.port, [`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`], {
+      methods: ['GET'],
+      timeoutMs: 30_000,
+      maxBody: 64 * 2 ** 20,
+    });
     const res = r.responses[0];
-    if (!res || res.status !== 200) throw new Error(`GET ${path}: ${res ? `${res.status} ${res.body.toString().slice(0, 200)}` : JSON.stringify({ ...r, socket: null })}`);
+    if (res?.status !== 200)
+      throw new Error(`GET ${path}: ${res ? `${res.status} ${res.body.toString().slice(0, 200)}` : JSON.stringify({ ...r, socket: null })}`);
     return res.body;
   }
 }

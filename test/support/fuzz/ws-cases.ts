@@ -246,7 +246,10 @@ const CASES: WsCase[] = [
         client.closed.then(() => resolve(false));
         setTimeout(() => resolve(false), 10_000);
       });
-      await sendAll(client.ws, Array.from({ length: n }, () => 'PING'));
+      await sendAll(
+        client.ws,
+        Array.from({ length: n }, () => 'PING'),
+      );
       const ok = await all;
       client.ws.terminate();
       return done(description, ok ? [] : [`${pongs} PONGs for ${n} PINGs (within 10 s)`]);
@@ -317,7 +320,9 @@ const CASES: WsCase[] = [
     name: '500 assets (the limit) and duplicates',
     async run(rng, c) {
       const dup = rng.chance(0.5);
-      const ids = dup ? Array.from({ length: 5_000 }, () => c.assets[0]) : Array.from({ length: 500 }, (_, i) => (i < c.assets.length ? c.assets[i] : String(10n ** 70n + BigInt(i))));
+      const ids = dup
+        ? Array.from({ length: 5_000 }, () => c.assets[0])
+        : Array.from({ length: 500 }, (_, i) => (i < c.assets.length ? c.assets[i] : String(10n ** 70n + BigInt(i))));
       const description = dup ? 'one asset 5000 times in one subscription: books come, no close' : '500 assets: books come, no close';
       const client = await tryOpen(replayUrl(c, rng).url, description);
       if (!('ws' in client)) return client;
@@ -329,7 +334,8 @@ const CASES: WsCase[] = [
       client.ws.send(subscribe(ids));
       const first = await books;
       client.ws.terminate();
-      const violations = first === null ? ['no book array within 10 s'] : first.startsWith('[') ? [] : [`first message is not the book array: ${first.slice(0, 120)}`];
+      const violations =
+        first === null ? ['no book array within 10 s'] : first.startsWith('[') ? [] : [`first message is not the book array: ${first.slice(0, 120)}`];
       return done(description, violations);
     },
   },
@@ -347,7 +353,11 @@ const CASES: WsCase[] = [
         ['close with code 999', () => frame(0x8, Buffer.from([0x03, 0xe7])), [1002]],
         ['close with a 1-byte payload', () => frame(0x8, Buffer.from([0x03])), [1002]],
         ['64-bit length of 2^62', () => Buffer.concat([Buffer.from([0x81, 0xff, 0x40, 0, 0, 0, 0, 0, 0, 0]), randomBytes(4), Buffer.from('x')]), [1009, 1002]],
-        ['PING in 2000 fragments', () => Buffer.concat(Array.from({ length: 2000 }, (_, i) => frame(i === 0 ? 0x1 : 0x0, Buffer.from(i === 0 ? 'P' : ''), { fin: false }))), []],
+        [
+          'PING in 2000 fragments',
+          () => Buffer.concat(Array.from({ length: 2000 }, (_, i) => frame(i === 0 ? 0x1 : 0x0, Buffer.from(i === 0 ? 'P' : ''), { fin: false }))),
+          [],
+        ],
       ];
       const [label, bytes, codes] = rng.pick(kinds);
       const description = `raw frame: ${label}${codes.length ? `: closed with ${codes.join(' or ')}` : ': the connection stays usable'}`;
@@ -407,7 +417,10 @@ function frame(opcode: number, payload: Buffer, o: { fin?: boolean; mask?: boole
 }
 
 /** A replay handshake on a bare socket; then the close code the server sends (-1: dropped without one; null: still open). */
-async function rawHandshake(c: WsContext, path = `/v1/replay/market?from=${c.now - 60_000}&to=${c.now}&speed=1&key=${c.key}`): Promise<{ socket: Socket; closeCode: Promise<number | null> } | string> {
+async function rawHandshake(
+  c: WsContext,
+  path = `/v1/replay/market?from=${c.now - 60_000}&to=${c.now}&speed=1&key=${c.key}`,
+): Promise<{ socket: Socket; closeCode: Promise<number | null> } | string> {
   const socket = connect({ port: c.port, host: '127.0.0.1' });
   let buffer = Buffer.alloc(0);
   let upgraded = false;

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Literal, Sequence, Union, cast
+from typing import Any, Literal, cast
 from urllib.parse import urlencode
 
 import pandas as pd
@@ -22,7 +23,7 @@ from .errors import ReplayClosed, error_from_response
 EventType = Literal["price_change", "book", "last_trade_price"]
 Resolution = Literal["1m", "5m", "15m", "1h", "4h", "1d"]
 Via = Literal["auto", "json", "parquet", "csv", "jsonl"]
-AssetId = Union[str, int]
+AssetId = str | int
 
 _RESOLUTION_MS = {"1m": 60_000, "5m": 300_000, "15m": 900_000, "1h": 3_600_000, "4h": 14_400_000, "1d": 86_400_000}
 _MAX_TICKS_PAGE = 100_000  # /v1/ticks `limit` maximum
@@ -46,9 +47,11 @@ class Book:
     asks: pd.DataFrame
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Book":
+    def from_json(cls, data: dict[str, Any]) -> Book:
         def levels(rows: list[dict[str, Any]]) -> pd.DataFrame:
-            return pd.DataFrame({"price": pd.Series([r["price"] for r in rows], dtype="float64"), "size": pd.Series([r["size"] for r in rows], dtype="float64")})
+            return pd.DataFrame(
+                {"price": pd.Series([r["price"] for r in rows], dtype="float64"), "size": pd.Series([r["size"] for r in rows], dtype="float64")}
+            )
 
         return cls(
             market=data["market"],
@@ -70,7 +73,16 @@ class Client:
     ``Retry-After``); a daily 429 is raised at once (``RateLimitExceeded.reset_at`` says when it ends).
     """
 
-    def __init__(self, base_url: str = "http://localhost:8080", api_key: str | None = None, *, timeout: float = 300.0, retries: int = 4, backoff: float = 0.5, max_backoff: float = 30.0) -> None:
+    def __init__(
+        self,
+        base_url: str = "http://localhost:8080",
+        api_key: str | None = None,
+        *,
+        timeout: float = 300.0,
+        retries: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+    ) -> None:
         self._t = Transport(base_url, api_key, timeout=timeout, retries=retries, backoff=backoff, max_backoff=max_backoff)
 
     @property
@@ -84,7 +96,7 @@ class Client:
     def close(self) -> None:
         self._t.close()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -140,9 +152,18 @@ class Client:
         params = {"asset_id": str(asset_id), "timestamp": _ms(at, "at"), "limit": limit}
         return Book.from_json(self._t.json("GET", "/v1/orderbook", params=params)["data"])
 
-    def book_range(self, asset_id: AssetId, since: TimeLike, until: TimeLike, *, limit: int | None = None, depth: int | None = None, interval: int | None = None) -> list[Book]:
+    def book_range(
+        self, asset_id: AssetId, since: TimeLike, until: TimeLike, *, limit: int | None = None, depth: int | None = None, interval: int | None = None
+    ) -> list[Book]:
         """``GET /v1/orderbook/range``: exchange snapshots in ``[since, until]``, or the book every ``interval`` ms."""
-        params = {"asset_id": str(asset_id), "since": to_ms(since, "since"), "until": to_ms(until, "until"), "limit": limit, "depth": depth, "interval": interval}
+        params = {
+            "asset_id": str(asset_id),
+            "since": to_ms(since, "since"),
+            "until": to_ms(until, "until"),
+            "limit": limit,
+            "depth": depth,
+            "interval": interval,
+        }
         return [Book.from_json(b) for b in self._t.json("GET", "/v1/orderbook/range", params=params)["data"]]
 
     def books(self, asset_id: AssetId, start: TimeLike, end: TimeLike, depth: int = 25, interval: int | None = None, *, as_: Output = "pandas") -> Any:
@@ -150,7 +171,14 @@ class Client:
         every book-changing event in ``[start, end]``, or at every multiple of ``interval`` ms.
         Columns ``timestamp`` (UTC), ``best_bid``, ``best_ask``, ``bid_price_0``, ``bid_size_0``, …,
         ``ask_price_0``, ``ask_size_0``, … (best first; absent levels null)."""
-        params = {"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end"), "depth": depth, "interval": interval, "format": "parquet"}
+        params = {
+            "asset_id": str(asset_id),
+            "start": to_ms(start, "start"),
+            "end": to_ms(end, "end"),
+            "depth": depth,
+            "interval": interval,
+            "format": "parquet",
+        }
         body = self._download("/v1/orderbook/export", params, "parquet")
         return _frames.convert(_frames.conform(pq.read_table(pa.BufferReader(body)), _frames.book_schema(depth)), as_)
 
@@ -162,15 +190,21 @@ class Client:
         """``GET /v1/prices-history``: midpoint per ``fidelity``-second bucket; ``t`` as UTC timestamps."""
         params = {"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end"), "fidelity": fidelity, "limit": limit}
         data = self._t.json("GET", "/v1/prices-history", params=params)["data"]
-        return pd.DataFrame({"t": pd.to_datetime(pd.Series([p["t"] for p in data], dtype="int64"), unit="s", utc=True), "p": pd.Series([p["p"] for p in data], dtype="float64")})
+        return pd.DataFrame(
+            {"t": pd.to_datetime(pd.Series([p["t"] for p in data], dtype="int64"), unit="s", utc=True), "p": pd.Series([p["p"] for p in data], dtype="float64")}
+        )
 
     def execution_price(self, asset_id: AssetId, side: Literal["BUY", "SELL"], amount: float, at: TimeLike) -> dict[str, Any]:
         """``GET /v1/execution-price``: what a market order of ``amount`` shares would have cost at ``at``."""
-        return _object(self._t.json("GET", "/v1/execution-price", params={"asset_id": str(asset_id), "side": side, "amount": amount, "timestamp": to_ms(at, "at")})["data"])
+        return _object(
+            self._t.json("GET", "/v1/execution-price", params={"asset_id": str(asset_id), "side": side, "amount": amount, "timestamp": to_ms(at, "at")})["data"]
+        )
 
     # --- ticks ----------------------------------------------------------------------------------
 
-    def ticks(self, asset_id: AssetId, start: TimeLike, end: TimeLike, event_type: EventType | None = None, *, as_: Output = "pandas", via: Via = "auto") -> Any:
+    def ticks(
+        self, asset_id: AssetId, start: TimeLike, end: TimeLike, event_type: EventType | None = None, *, as_: Output = "pandas", via: Via = "auto"
+    ) -> Any:
         """Every tick of ``asset_id`` in ``[start, end]`` (inclusive), ascending, as a frame with
         columns ``t`` (UTC timestamp, ms), ``event``, ``side``, ``best_bid``, ``best_ask``, ``price``, ``size``.
 
@@ -185,10 +219,8 @@ class Client:
             table = self._ticks_pages(params, _MAX_TICKS_PAGE)
         elif via == "auto":
             first = self._t.json("GET", "/v1/ticks", params={**params, "limit": AUTO_PROBE_ROWS})
-            if first["meta"]["next_cursor"] is None:
-                table = _frames.ticks_from_rows(first["data"])
-            else:
-                table = self._ticks_export(params, "parquet")
+            complete = first["meta"]["next_cursor"] is None
+            table = _frames.ticks_from_rows(first["data"]) if complete else self._ticks_export(params, "parquet")
         else:
             raise ValueError(f'via must be "auto", "json", "parquet", "csv" or "jsonl"; got {via!r}')
         return _frames.convert(table, as_)
@@ -213,7 +245,17 @@ class Client:
             # One join of the chunks: a BytesIO written chunk by chunk, then copied out, cost ~30%.
             return b"".join(response.iter_bytes(1 << 20))
 
-    def export(self, asset_id: AssetId, start: TimeLike, end: TimeLike, path: str | Path, format: TickFormat = "csv", event_type: EventType | None = None, *, progress: bool | None = None) -> ExportResult:
+    def export(
+        self,
+        asset_id: AssetId,
+        start: TimeLike,
+        end: TimeLike,
+        path: str | Path,
+        format: TickFormat = "csv",
+        event_type: EventType | None = None,
+        *,
+        progress: bool | None = None,
+    ) -> ExportResult:
         """``GET /v1/ticks/export`` streamed to ``path``, with a progress line (bytes, rows) on stderr
         when it is a terminal (``progress=True``/``False`` forces it). The file appears only once
         complete; an interrupted transfer raises and leaves nothing behind."""
@@ -233,7 +275,16 @@ class Client:
 
     # --- candles and coverage -------------------------------------------------------------------
 
-    def candles(self, asset_id: AssetId, resolution: Resolution = "1h", start: TimeLike | None = None, end: TimeLike | None = None, *, limit: int | None = None, as_: Output = "pandas") -> Any:
+    def candles(
+        self,
+        asset_id: AssetId,
+        resolution: Resolution = "1h",
+        start: TimeLike | None = None,
+        end: TimeLike | None = None,
+        *,
+        limit: int | None = None,
+        as_: Output = "pandas",
+    ) -> Any:
         """``GET /v1/ohlcv``: columns ``timestamp`` (bucket start, UTC), ``open``, ``high``, ``low``,
         ``close``, ``volume``, ascending. With ``start`` and no ``limit``, every candle from ``start``
         to ``end`` (pages of 1,000); otherwise the service's selection (docs/API.md: the last ``limit`` up to ``end``)."""
@@ -249,13 +300,18 @@ class Client:
                     break
                 params["start"] = page[-1]["timestamp"] + _RESOLUTION_MS[resolution]
         columns = {f.name: [r[f.name] for r in rows] for f in _frames.CANDLE_SCHEMA}
-        table = pa.Table.from_arrays([pa.array(columns["timestamp"], pa.int64()).cast(_frames.UTC_MS)] + [pa.array(columns[f.name], f.type) for f in list(_frames.CANDLE_SCHEMA)[1:]], schema=_frames.CANDLE_SCHEMA)
+        table = pa.Table.from_arrays(
+            [pa.array(columns["timestamp"], pa.int64()).cast(_frames.UTC_MS)] + [pa.array(columns[f.name], f.type) for f in list(_frames.CANDLE_SCHEMA)[1:]],
+            schema=_frames.CANDLE_SCHEMA,
+        )
         return _frames.convert(table, as_)
 
     def coverage(self, asset_id: AssetId, start: TimeLike, end: TimeLike) -> dict[str, Any]:
         """``GET /v1/coverage`` (docs/TIME-MACHINE.md §4): captured intervals, gaps, reconnects, book
         verification counts, drift and a condition per UTC day, as the service returns them."""
-        return _object(self._t.json("GET", "/v1/coverage", params={"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end")})["data"])
+        return _object(
+            self._t.json("GET", "/v1/coverage", params={"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end")})["data"]
+        )
 
     # --- replay ---------------------------------------------------------------------------------
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, TextIO
+from typing import TextIO
 
 import pyarrow.parquet as pq
 

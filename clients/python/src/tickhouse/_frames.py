@@ -6,7 +6,8 @@ export of the same ticks give identical frames (values, dtypes, order).
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.csv as pacsv

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 import httpx
 
@@ -24,7 +25,9 @@ class Transport:
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        self._http = httpx.Client(base_url=self.base_url, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), headers={"User-Agent": "tickhouse-python/0.1"})
+        self._http = httpx.Client(
+            base_url=self.base_url, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), headers={"User-Agent": "tickhouse-python/0.1"}
+        )
 
     def close(self) -> None:
         self._http.close()
@@ -39,7 +42,9 @@ class Transport:
         return response.json()
 
     @contextmanager
-    def stream(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: Any = None, auth: bool = True, headers: Mapping[str, str] | None = None) -> Iterator[httpx.Response]:
+    def stream(
+        self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: Any = None, auth: bool = True, headers: Mapping[str, str] | None = None
+    ) -> Iterator[httpx.Response]:
         """A successful response whose body is not read yet. Retries happen before the first body byte
         only: a transfer cut later raises (never a silently short result)."""
         request_headers = {**(self.auth_headers() if auth else {}), **(headers or {})}

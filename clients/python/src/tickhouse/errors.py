@@ -7,8 +7,9 @@ Every error body is ``{"detail": {"error": <code>, "message": <text>, ...extra}}
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any
 
 
 class TickhouseError(Exception):
@@ -122,7 +123,15 @@ _BY_CODE: dict[str, tuple[int, type[TickhouseError]]] = {
     "internal_error": (500, InternalError),
     "service_unavailable": (503, ServiceUnavailable),
 }
-_BY_STATUS: dict[int, type[TickhouseError]] = {400: InvalidParameter, 401: InvalidApiKey, 403: DataAccessDenied, 404: NotFound, 413: PayloadTooLarge, 500: InternalError, 503: ServiceUnavailable}
+_BY_STATUS: dict[int, type[TickhouseError]] = {
+    400: InvalidParameter,
+    401: InvalidApiKey,
+    403: DataAccessDenied,
+    404: NotFound,
+    413: PayloadTooLarge,
+    500: InternalError,
+    503: ServiceUnavailable,
+}
 
 
 def error_from_response(status: int, body: bytes, headers: Mapping[str, str]) -> TickhouseError:
