@@ -76,13 +76,15 @@ describe('NOWPayments client: POST /v1/invoice', () => {
 
   it('gives up on a processor that does not answer, after its time-out', async () => {
     server.behave('hang');
-    const started = Date.now();
+    const started = performance.now();
     await expect(client({ timeoutMs: 300 }).createInvoice(request)).rejects.toThrow(
       new PaymentProviderError('The payment provider did not answer within 0.3 s; nothing was charged. Try again shortly.'),
     );
-    const elapsed = Date.now() - started;
+    const elapsed = performance.now() - started;
+    // Not before its time-out (less a little: timers count whole ms); after it, within a bound a loaded
+    // machine meets that still tells it from the provider's 15 s default.
     expect(elapsed).toBeGreaterThanOrEqual(290);
-    expect(elapsed).toBeLessThan(2_000);
+    expect(elapsed).toBeLessThan(10_000);
   });
 
   it('times out a processor that stalls in the middle of its answer', async () => {

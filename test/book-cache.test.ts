@@ -383,7 +383,8 @@ onEmbedded('fills', () => {
     await startFill(reader);
     await reader.close();
     const { segments } = reader.cache.stats();
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // No fill runs any more (settled() waits for one that still does): nothing is added after close.
+    await reader.cache.settled();
     expect(reader.cache.stats().segments).toBe(segments);
     expect(segments).toBeLessThan(FILLED_SEGMENTS / 2);
   }, 120_000);

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations, runMigrations } from '../src/clickhouse/migrations.js';
 import { createTestEngine, TEST_BACKEND, type TestEngine } from './support/engine.js';
+import { waitFor } from './support/wait.js';
 
 let t: TestEngine;
 beforeAll(async () => {
@@ -22,15 +23,6 @@ async function running(marker: string): Promise<number> {
     { params: { m: `%${marker}%` } },
   );
   return Number(rows[0].n);
-}
-
-async function waitUntil(check: () => Promise<boolean>, ms = 2000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return false;
 }
 
 describe(`engine (${TEST_BACKEND})`, () => {
@@ -85,11 +77,18 @@ describe(`engine (${TEST_BACKEND})`, () => {
   });
 
   it('runs concurrent queries side by side, not one after another behind one session', async () => {
-    const slow = Promise.all([1, 2, 3].map((i) => t.engine.rows(`SELECT sleep(0.8) AS s /* par-${i} */`)));
-    // While the three sleep, all three are visible as running at once.
-    const sawThree = await waitUntil(async () => (await running('/* par-')) === 3);
-    await slow;
-    expect(sawThree).toBe(true);
+    // Three queries that would sleep for a minute each: all three are seen running at once, then
+    // stopped. Queued behind one another, the second would never show up beside the first.
+    const slow = Promise.allSettled(
+      [1, 2, 3].map((i) => t.engine.rows(`SELECT sleepEachRow(0.1) FROM numbers(600) SETTINGS max_block_size = 1 /* par-${i} */`)),
+    );
+    try {
+      await waitFor(async () => (await running('/* par-')) === 3, 'three queries running at once');
+    } finally {
+      // The pattern is built so that the KILL's own text does not match it.
+      await t.engine.command("KILL QUERY WHERE query LIKE concat('%/* p', 'ar-%') ASYNC");
+    }
+    expect((await slow).map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
   });
 
   it('streams a long result while other queries run, and the stream stays whole', async () => {
@@ -119,7 +118,8 @@ describe(`engine (${TEST_BACKEND})`, () => {
     await new Promise<void>((resolve) => stream.once('data', () => resolve()));
     expect(await running('cancel-me')).toBe(1);
     stream.destroy();
-    expect(await waitUntil(async () => (await running('cancel-me')) === 0, 1000)).toBe(true);
+    // Held by back-pressure, a stream nobody cancels stays in the list for good.
+    await waitFor(async () => (await running('cancel-me')) === 0, 'the query to leave the engine');
   });
 
   it('returns a bounded result whole as bytes, binary formats included, with bound parameters', async () => {
@@ -140,10 +140,11 @@ describe(`engine (${TEST_BACKEND})`, () => {
   it.runIf(TEST_BACKEND === 'http')('cancels the engine query of bytes() when its signal aborts', async () => {
     const abort = new AbortController();
     const result = t.engine.bytes('SELECT count() FROM big AS b, numbers(1000000) AS x /* cancel-bytes */', 'RowBinary', { signal: abort.signal });
-    expect(await waitUntil(async () => (await running('cancel-bytes')) === 1, 5000)).toBe(true);
+    await waitFor(async () => (await running('cancel-bytes')) === 1, 'the query to run');
     abort.abort();
     await expect(result).rejects.toThrow();
-    expect(await waitUntil(async () => (await running('cancel-bytes')) === 0, 1000)).toBe(true);
+    // 3·10¹² rows to count: gone within the generous wait means cancelled.
+    await waitFor(async () => (await running('cancel-bytes')) === 0, 'the query to leave the engine');
   });
 
   it('reports an engine error that happens after the first bytes as a stream error', async () => {

@@ -202,11 +202,10 @@ describe('an export over many months', () => {
     ]) {
       const csv = await (await t.get(exportUrl({ asset_id: W, start, end }))).text();
       expect(csv).toBe(
-        'timestamp,event_type,side,best_bid,best_ask,price,size\n' +
-          ticks
-            .filter((k) => k.t >= start && k.t <= end)
-            .map(csvRow)
-            .join(''),
+        `timestamp,event_type,side,best_bid,best_ask,price,size\n${ticks
+          .filter((k) => k.t >= start && k.t <= end)
+          .map(csvRow)
+          .join('')}`,
       );
     }
   });
@@ -283,7 +282,7 @@ describe('streaming over a real socket', () => {
     expect(Date.UTC(2026, 5, 21) / 1000).toBe(1782000000);
   });
 
-  it('sends the first bytes before the query finishes, and a disconnect cancels the engine query within 1 s', async () => {
+  it('sends the first bytes before the query finishes, and a disconnect cancels the engine query (it leaves the process list)', async () => {
     const path = exportUrl({ asset_id: BIG, start: START, end: NOW, format: 'jsonl' });
     const received = await firstBytesThenDisconnect(port, path, t.key, runningExports);
     // Far less than the whole export (~3 M rows × ~100 bytes) was ever read.

@@ -341,7 +341,7 @@ describe('streaming over a real socket', () => {
 
   const bigUrl = (format: string) => url({ asset_id: BIG, start: stream.start, end: stream.start + BIG_ROWS, depth: 10, format });
 
-  it('sends the first bytes before the read finishes, and a disconnect cancels the engine query within 1 s', async () => {
+  it('sends the first bytes before the read finishes, and a disconnect cancels the engine query (it leaves the process list)', async () => {
     const received = await firstBytesThenDisconnect(port, bigUrl('csv'), ob.key, runningExports);
     // 2 M rows of ~150 bytes were never all produced.
     expect(received).toBeLessThan(200_000_000);

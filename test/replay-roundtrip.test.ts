@@ -62,14 +62,6 @@ async function recordWithFeed(query: Record<string, string | number>, assets: st
   return rec;
 }
 
-/** The `timestamp` of a frame's events (arrays: the first). */
-function frameTime(text: string): number | null {
-  if (text === 'PONG') return null;
-  const frame = JSON.parse(text);
-  const first = Array.isArray(frame) ? frame[0] : frame;
-  return first ? Number(first.timestamp) : null;
-}
-
 describe('round trip through the recorder', () => {
   it('the real sample frames: every stored tick of the subscribed assets in (from, to], in order', async () => {
     const assets = (
@@ -98,14 +90,14 @@ describe('round trip through the recorder', () => {
     const later = ['1002', '3001'];
     const from = a.start - 1;
     const to = c.end;
-    // The last event of the first assets before the first gap: once it is in, the gap has begun.
-    const beforeGap = (await storedTicks(svc.te.engine, Object.fromEntries(first.map((x) => [x, [[from, a.end]]])))).at(-1)!.t;
+    // Once every tick of the first assets up to the first gap is in, the gap has begun: subscribe
+    // inside it (GAP of wall time for the subscription to reach the server).
+    const beforeGap = (await storedTicks(svc.te.engine, Object.fromEntries(first.map((x) => [x, [[from, a.end]]])))).length;
     let subscribed = false;
     const rec = await recordWithFeed({ from, to, speed: SPEED }, first, (feed, r) => {
-      if (subscribed || frameTime(r.frames.at(-1)!) !== beforeGap) return;
+      if (subscribed || r.ticks.length !== beforeGap) return;
       subscribed = true;
-      // Let the rest of that millisecond's burst arrive, then subscribe inside the gap.
-      setTimeout(() => feed.subscribe(later), 100);
+      feed.subscribe(later);
     });
     expect(subscribed).toBe(true);
     const expected = await storedTicks(svc.te.engine, {
@@ -130,24 +122,32 @@ describe('round trip through the recorder', () => {
     const times = (await storedTicks(svc.te.engine, { '1001': [[a.start, a.end]] })).map((t) => t.t);
     const from = times[Math.floor(times.length / 2)];
     const to = c.end;
-    const lastBefore = async (until: number) => (await storedTicks(svc.te.engine, Object.fromEntries(assets.map((x) => [x, [[from, until]]])))).at(-1)!.t;
-    const gap1 = await lastBefore(a.end);
-    const gap2 = await lastBefore(b.end);
+    // The ticks received when each gap begins: all of them up to the first gap, then those of the
+    // assets still subscribed up to the second.
+    const ticksOf = async (of: string[], after: number, until: number) =>
+      (await storedTicks(svc.te.engine, Object.fromEntries(of.map((x) => [x, [[after, until]]])))).length;
+    const gap1 = await ticksOf(assets, from, a.end);
+    const gap2 =
+      gap1 +
+      (await ticksOf(
+        assets.filter((x) => x !== '2001'),
+        a.end,
+        b.end,
+      ));
     const rec = new ReplayRecorder(await storedMarkets(svc.te.engine));
     const ws = new WebSocket(svc.replayUrl({ from, to, speed: SPEED }), { headers: { authorization: `Bearer ${svc.key}` } });
     const closed = new Promise<[number, string]>((resolve) => ws.on('close', (code, reason) => resolve([code, reason.toString()])));
     const sent: string[] = [];
     ws.on('open', () => ws.send(JSON.stringify({ assets_ids: assets, type: 'market' })));
     ws.on('message', (data) => {
-      const text = data.toString();
-      rec.push(text);
-      const t = frameTime(text);
+      rec.push(data.toString());
+      // Sent inside the gap that has just begun (GAP of wall time for it to reach the server).
       const act = (msg: object) => {
         sent.push(JSON.stringify(msg));
-        setTimeout(() => ws.send(JSON.stringify(msg)), 100);
+        ws.send(JSON.stringify(msg));
       };
-      if (t === gap1 && sent.length === 0) act({ assets_ids: ['2001'], operation: 'unsubscribe' });
-      if (t === gap2 && sent.length === 1) act({ assets_ids: ['2001'], operation: 'subscribe' });
+      if (rec.ticks.length === gap1 && sent.length === 0) act({ assets_ids: ['2001'], operation: 'unsubscribe' });
+      if (rec.ticks.length === gap2 && sent.length === 1) act({ assets_ids: ['2001'], operation: 'subscribe' });
     });
     expect(await closed).toEqual([1000, 'replay complete']);
     expect(sent.length).toBe(2);

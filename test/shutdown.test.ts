@@ -70,6 +70,18 @@ class RawConnection {
     }
   }
 
+  /** Waits for an interim `100 Continue` and takes it off what was received. */
+  async continued(): Promise<void> {
+    const interim = 'HTTP/1.1 100 Continue\r\n\r\n';
+    while (!this.received.startsWith(interim)) {
+      await new Promise<void>((resolve, reject) => {
+        this.waiters.push(resolve);
+        this.closed.then(() => reject(new Error(`connection closed; received ${JSON.stringify(this.received)}`)));
+      });
+    }
+    this.received = this.received.slice(interim.length);
+  }
+
   /** Bytes received that are not part of a response read so far. */
   rest() {
     return this.received;
@@ -98,11 +110,13 @@ describe('SIGTERM with keep-alive clients', () => {
       expect(first.headers['keep-alive']).toBe('timeout=75');
     }
     // In flight at the signal: headers and half of the body are in, the handler waits for the rest.
+    // Node answers `Expect: 100-continue` as it hands the request to the server: once the interim
+    // response is here, the request is in flight there.
     const body = '{"email":"drain@example.com"}';
     busy.send(
-      `POST /v1/register HTTP/1.1\r\nHost: tickhouse.test\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+      `POST /v1/register HTTP/1.1\r\nHost: tickhouse.test\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, 10)}`,
     );
-    await new Promise((r) => setTimeout(r, 300));
+    await within(busy.continued(), 10_000, 'the interim 100 Continue');
 
     const started = Date.now();
     service.child.kill('SIGTERM');
@@ -116,7 +130,7 @@ describe('SIGTERM with keep-alive clients', () => {
     );
 
     // The idle kept-alive connection is closed at once, with nothing served on it.
-    await within(idle.closed, 2_000, 'closing the idle connection');
+    await within(idle.closed, 10_000, 'closing the idle connection');
     expect(idle.rest()).toBe('');
     // No new connection is taken.
     await expect(RawConnection.open(port)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
@@ -129,7 +143,7 @@ describe('SIGTERM with keep-alive clients', () => {
     expect(JSON.parse(registered.body).data.plan).toBe('free');
     // A request sent after it is not served: the server has closed the connection.
     busy.send(get('/healthz'));
-    await within(busy.closed, 2_000, 'closing the in-flight connection');
+    await within(busy.closed, 10_000, 'closing the in-flight connection');
     expect(busy.rest()).toBe('');
 
     expect(await within(service.exited, 15_000, 'the exit')).toBe(0);

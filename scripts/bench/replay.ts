@@ -7,9 +7,11 @@ import type { BenchContext, BenchRow } from './types.js';
  *   engine's rows/s reading the same rows (its one in-order range read of them, bytes only, same
  *   output format), and the service's RSS growth. Targets: ≥ 300,000 events/s, ≥ 0.5× the engine,
  *   growth ≤ 150 MB.
- * - speed=1 over the busiest minute of the dataset, all assets subscribed: each event's lateness
- *   against start + (t − from), start being where the least late event puts the server's clock.
- *   Target: p99 ≤ 10 ms.
+ * - speed=1 and speed=10 over the busiest minute of the dataset, all assets subscribed: each event's
+ *   lateness against start + (t − from) / speed, start being where the least late event puts the
+ *   server's clock. Target: p99 ≤ 10 ms. This is where pacing is measured precisely: the test
+ *   (test/replay-flow.test.ts) asserts only that no event is early and a lateness bound a loaded
+ *   2-core machine meets (issue 25).
  */
 const REPLAY_EVENTS = 5_000_000;
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -92,23 +94,25 @@ export async function benchReplay(ctx: BenchContext): Promise<BenchRow[]> {
     ratio: 'target ≤ 150 MB',
   });
 
-  rows.push(
-    ...(await pacedRows(ctx).catch((err) => [
-      { workload: 'replay speed=1', service: 'failed', engine: '', ratio: String((err as Error).message).slice(0, 120) },
-    ])),
-  );
+  for (const speed of [1, 10]) {
+    rows.push(
+      ...(await pacedRows(ctx, speed).catch((err) => [
+        { workload: `replay speed=${speed}`, service: 'failed', engine: '', ratio: String((err as Error).message).slice(0, 120) },
+      ])),
+    );
+  }
   return rows;
 }
 
-/** speed=1 over the busiest minute of the dataset, every asset subscribed. */
-async function pacedRows(ctx: BenchContext): Promise<BenchRow[]> {
+/** The busiest minute of the dataset at `speed`, every asset subscribed: each message's lateness. */
+async function pacedRows(ctx: BenchContext, speed: number): Promise<BenchRow[]> {
   const [[minute]] = await ctx.engine.compactRows<[number]>(
     `SELECT intDiv(toUnixTimestamp64Milli(t), 60000) * 60000 AS m FROM ticks GROUP BY m ORDER BY count() DESC, m LIMIT 1 SETTINGS output_format_json_quote_64bit_integers = 0`,
   );
   const arrivals: [t: number, at: number][] = [];
   const paced = await replay(
     ctx,
-    { from: minute, to: minute + 60_000, speed: 1 },
+    { from: minute, to: minute + 60_000, speed },
     ctx.dataset.assets.map((a) => a.asset_id),
     (text, at) => {
       if (text.startsWith('[')) return;
@@ -117,13 +121,14 @@ async function pacedRows(ctx: BenchContext): Promise<BenchRow[]> {
     },
   );
   if (paced[0] !== 1000) throw new Error(`paced replay closed with ${paced.join(' ')}`);
-  const start = Math.min(...arrivals.map(([t, at]) => at - (t - minute)));
-  const lateness = arrivals.map(([t, at]) => at - (start + (t - minute))).sort((a, b) => a - b);
+  if (!arrivals.length) throw new Error('the paced replay sent no events');
+  const start = Math.min(...arrivals.map(([t, at]) => at - (t - minute) / speed));
+  const lateness = arrivals.map(([t, at]) => at - (start + (t - minute) / speed)).sort((a, b) => a - b);
   const p = (q: number) => lateness[Math.min(lateness.length - 1, Math.floor(lateness.length * q))];
   return [
     {
-      workload: `replay speed=1, busiest 60 s window, ${ctx.dataset.assets.length} assets, ${fmt(arrivals.length)} messages: lateness`,
-      service: `p50 ${fmt(p(0.5), 1)} ms, p99 ${fmt(p(0.99), 1)} ms, max ${fmt(lateness.at(-1)!, 1)} ms`,
+      workload: `replay speed=${speed}, busiest 60 s window, ${ctx.dataset.assets.length} assets, ${fmt(arrivals.length)} messages: lateness`,
+      service: `p50 ${fmt(p(0.5), 1)} ms, p90 ${fmt(p(0.9), 1)} ms, p99 ${fmt(p(0.99), 1)} ms, max ${fmt(lateness.at(-1)!, 1)} ms`,
       engine: '',
       ratio: 'target p99 ≤ 10 ms',
     },
