@@ -24,7 +24,8 @@ const say = (line: string) => process.stderr.write(`${line}\n`);
 async function main() {
   const dataset = await ensureDataset(ROOT, say);
   say(
-    `dataset: ${dataset.ticks.toLocaleString('en-US')} ticks, ${dataset.snapshots.toLocaleString('en-US')} snapshots, ${dataset.assets.length} assets (largest ${dataset.largest.ticks.toLocaleString('en-US')})`,
+    `dataset: ${dataset.ticks.toLocaleString('en-US')} ticks, ${dataset.snapshots.toLocaleString('en-US')} snapshots,` +
+      ` ${dataset.assets.length} assets (largest ${dataset.largest.ticks.toLocaleString('en-US')})`,
   );
   const paths = benchPaths(ROOT);
   const apiKey = await unlimitedKey(paths.service);

@@ -24,7 +24,8 @@ const flag = (name: string) => {
 for (let i = 0; i < args.length; i += 2) {
   if (!['--seed', '--cases', '--only', '--categories', '--demo-ticks', '--size'].includes(args[i]) || args[i + 1] === undefined) {
     console.error(
-      `usage: npm run fuzz -- [--seed N] [--cases M] [--only category:index] [--categories ${CATEGORIES.join(',')}] [--size core|full] [--demo-ticks N]\n(unknown or incomplete option ${args[i]})`,
+      `usage: npm run fuzz -- [--seed N] [--cases M] [--only category:index] [--categories ${CATEGORIES.join(',')}] [--size core|full] [--demo-ticks ` +
+        `N]\n(unknown or incomplete option ${args[i]})`,
     );
     process.exit(2);
   }

@@ -74,7 +74,8 @@ async function ingest(opts: DemoArgs) {
     });
     console.log(
       `Done in ${(summary.elapsedMs / 1000).toFixed(1)} s: ${summary.frames} frames → ${summary.ticks} ticks, ` +
-        `${summary.snapshots} books, ${summary.checkpoints} checkpoints; ${summary.assets} assets of ${summary.markets} markets, ${summary.from} … ${summary.to}`,
+        `${summary.snapshots} books, ${summary.checkpoints} checkpoints; ${summary.assets} assets of ${summary.markets} markets,` +
+        ` ${summary.from} … ${summary.to}`,
     );
   } finally {
     await engine.close();
@@ -111,7 +112,8 @@ async function writeFrames(out: string, opts: DemoArgs) {
   const stages: Transform[] = out.endsWith('.gz') ? [createGzip({ level: 6 })] : [];
   await pipeline(Readable.from(chunks()), ...stages, createWriteStream(out));
   console.log(
-    `Wrote ${frames} frames (${(bytes / 1e6).toFixed(0)} MB of text, ~${opts.ticks} ticks) to ${out} and ${demo.gammaMarkets.length} markets to ${marketsFile} ` +
+    `Wrote ${frames} frames (${(bytes / 1e6).toFixed(0)} MB of text,` +
+      ` ~${opts.ticks} ticks) to ${out} and ${demo.gammaMarkets.length} markets to ${marketsFile} ` +
       `in ${((performance.now() - started) / 1000).toFixed(1)} s; ${new Date(demo.startMs).toISOString()} … ${new Date(demo.endMs).toISOString()}`,
   );
   console.log(`Replay with: npm run ingest -- replay ${out} --markets ${marketsFile}`);

@@ -94,7 +94,8 @@ describe('sandbox provider', () => {
     const page = await (await b.app.request(path)).text();
     expect(page).toContain('<dd data-testid="status">finished_mismatch</dd>');
     expect(page).toContain(
-      '<p class="error" data-testid="mismatch">A payment was reported for another amount or currency than this invoice asks for: not paid, the plan is unchanged.</p>',
+      '<p class="error" data-testid="mismatch">A payment was reported for another amount or currency than this invoice asks for: not paid, the plan is ' +
+        'unchanged.</p>',
     );
     expect(page).not.toContain('data-testid="paid"');
     expect((await b.app.request(`${path}/pay`, { method: 'POST' })).status).toBe(303);

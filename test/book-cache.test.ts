@@ -51,7 +51,8 @@ beforeAll(async () => {
   // A long history for the memory test: a snapshot every 200 changes, levels spread over 0.01-0.99.
   await te.engine.command(
     `INSERT INTO book_events (asset_id, t, seq, kind, market, price, size, book_side, bids, asks)
-     SELECT '${SYNTHETIC}', fromUnixTimestamp64Milli(toInt64(${START} + number * 10), 'UTC'), number, if(number % 200 = 0, 'checkpoint', 'price_change'), '0xsyn',
+     SELECT '${SYNTHETIC}', fromUnixTimestamp64Milli(toInt64(${START} + number * 10), 'UTC'), number, if(number % 200 = 0, 'checkpoint',
+       'price_change'), '0xsyn',
             (number % 49 + 1) / 100, number % 7, 'BUY',
             if(number % 200 = 0, arrayMap(i -> ((i + 1) / 100, 5.0), range(49)), []), []
      FROM numbers(${SYNTHETIC_EVENTS})`,
@@ -179,7 +180,8 @@ describe('late data', () => {
 
   const lateChange = (asset: string, t: number, price: number, size: number) => ({
     sql: `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, market, book_side)
-          VALUES ({a:String}, fromUnixTimestamp64Milli({t:Int64}, 'UTC'), {seq:UInt64}, 'price_change', 'YES', 0, 1, {p:Float64}, {s:Float64}, {m:String}, 'BUY')`,
+          VALUES ({a:String}, fromUnixTimestamp64Milli({t:Int64}, 'UTC'), {seq:UInt64}, 'price_change', 'YES', 0, 1, {p:Float64}, {s:Float64},
+            {m:String}, 'BUY')`,
     params: { a: asset, t, seq: 2 ** 60, p: price, s: size, m: model.bookAt(asset, t)!.market },
     frame: JSON.stringify({
       event_type: 'price_change',
@@ -199,34 +201,38 @@ describe('late data', () => {
       ? new ServerEngine({ url: te.http!.url, username: 'default', password: '', database: 'default' })
       : EmbeddedEngine.open(te.dataDir, 1);
 
-  it('a lookup inside a cached segment asks the engine nothing; a late insert by another client inside it changes the answer, and only that segment is read again', async () => {
-    const engine = counting(te.engine);
-    const reader = cachingBookReader(engine, 64 * 2 ** 20);
-    const asset = stream.assets[0];
-    const at = quietInstant(asset, 0.5);
-    const elsewhere = quietInstant(asset, 0.1);
-    expect(view(await reader.at(asset, at))).toEqual(modelView(model.bookAt(asset, at)));
-    expect(view(await reader.at(asset, elsewhere))).toEqual(modelView(model.bookAt(asset, elsewhere)));
-    const reads = engine.reads;
-    expect(view(await reader.at(asset, at))).toEqual(modelView(model.bookAt(asset, at)));
-    // Embedded: nothing was written since, so not even the notice count is asked. Server: one count.
-    expect(engine.reads - reads).toBe(TEST_BACKEND === 'http' ? 1 : 0);
-    expect(reader.cache.stats()).toMatchObject({ hits: 1, invalidated: 0 });
+  it(
+    'a lookup inside a cached segment asks the engine nothing; a late insert by another client inside it changes the answer, and only that segment is read ' +
+      'again',
+    async () => {
+      const engine = counting(te.engine);
+      const reader = cachingBookReader(engine, 64 * 2 ** 20);
+      const asset = stream.assets[0];
+      const at = quietInstant(asset, 0.5);
+      const elsewhere = quietInstant(asset, 0.1);
+      expect(view(await reader.at(asset, at))).toEqual(modelView(model.bookAt(asset, at)));
+      expect(view(await reader.at(asset, elsewhere))).toEqual(modelView(model.bookAt(asset, elsewhere)));
+      const reads = engine.reads;
+      expect(view(await reader.at(asset, at))).toEqual(modelView(model.bookAt(asset, at)));
+      // Embedded: nothing was written since, so not even the notice count is asked. Server: one count.
+      expect(engine.reads - reads).toBe(TEST_BACKEND === 'http' ? 1 : 0);
+      expect(reader.cache.stats()).toMatchObject({ hits: 1, invalidated: 0 });
 
-    const late = lateChange(asset, at - 1, 0.987, 42.5);
-    const other = otherClient();
-    await other.command(late.sql, { params: late.params });
-    await other.close();
-    model.push(late.frame);
-    const after = await reader.at(asset, at);
-    expect(after!.book.sizeAt('bid', 0.987)).toBe(42.5);
-    expect(view(after)).toEqual(modelView(model.bookAt(asset, at)));
-    expect(reader.cache.stats().invalidated).toBe(1);
-    // The other segment of the asset was not touched: still cached, still valid.
-    const hits = reader.cache.stats().hits;
-    expect(view(await reader.at(asset, elsewhere))).toEqual(modelView(model.bookAt(asset, elsewhere)));
-    expect(reader.cache.stats()).toMatchObject({ hits: hits + 1, invalidated: 1 });
-  });
+      const late = lateChange(asset, at - 1, 0.987, 42.5);
+      const other = otherClient();
+      await other.command(late.sql, { params: late.params });
+      await other.close();
+      model.push(late.frame);
+      const after = await reader.at(asset, at);
+      expect(after!.book.sizeAt('bid', 0.987)).toBe(42.5);
+      expect(view(after)).toEqual(modelView(model.bookAt(asset, at)));
+      expect(reader.cache.stats().invalidated).toBe(1);
+      // The other segment of the asset was not touched: still cached, still valid.
+      const hits = reader.cache.stats().hits;
+      expect(view(await reader.at(asset, elsewhere))).toEqual(modelView(model.bookAt(asset, elsewhere)));
+      expect(reader.cache.stats()).toMatchObject({ hits: hits + 1, invalidated: 1 });
+    },
+  );
 
   it.skipIf(TEST_BACKEND !== 'http')(
     'a late insert by another process is seen by the next lookup',
@@ -308,7 +314,8 @@ onEmbedded('fills', () => {
   /** The book at `at` from the events as the spec reads them (these assets have only book_events rows). */
   const reference = (at: number) => referenceBookAt(te.engine, FILLED, at);
 
-  it('an asset missed at random instants is read whole in the background; then every lookup is answered from memory, the same as the reference reading of the events', async () => {
+  it('an asset missed at random instants is read whole in the background; then every lookup is answered from memory, the same as the reference reading of ' +
+    'the events', async () => {
     const counted = counting(te.engine);
     const reader = cachingBookReader(counted, 256 * 2 ** 20);
     const from = await startFill(reader);
@@ -350,7 +357,8 @@ onEmbedded('fills', () => {
     expect(stats.fills).toBe(0);
   }, 120_000);
 
-  it('while its asset is being filled, a miss is answered by a point read, one at a time: the same book as the reference reading of the events, and the next event', async () => {
+  it('while its asset is being filled, a miss is answered by a point read, one at a time: the same book as the reference reading of the events, and the next ' +
+    'event', async () => {
     // Point reads at once, at most (they are the reads with a UNION).
     const tracked = Object.create(te.engine) as Engine;
     let running = 0;

@@ -29,7 +29,8 @@ beforeAll(async () => {
   te = await createTestEngine();
   const rows = EVENTS.map(
     ([dt, kind, market, price, size, side], seq) =>
-      `('${ASSET}', fromUnixTimestamp64Milli(${T0 + dt}, 'UTC'), ${seq}, '${kind}', '${market}', ${price}, ${size}, '${side}', ${kind === 'book' ? '[(0.4, 1.0)]' : '[]'}, ${kind === 'book' ? '[(0.6, 2.0)]' : '[]'})`,
+      `('${ASSET}', fromUnixTimestamp64Milli(${T0 + dt}, 'UTC'), ${seq}, '${kind}', '${market}', ${price}, ${size}, '${side}',` +
+      ` ${kind === 'book' ? '[(0.4, 1.0)]' : '[]'}, ${kind === 'book' ? '[(0.6, 2.0)]' : '[]'})`,
   );
   await te.engine.command(`INSERT INTO book_events (asset_id, t, seq, kind, market, price, size, book_side, bids, asks) VALUES ${rows.join(', ')}`);
 }, 60_000);

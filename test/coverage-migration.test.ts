@@ -41,11 +41,13 @@ describe('migration 008 over existing data', () => {
     expect(await runMigrations(engine)).toEqual(['008_coverage.sql', '009_market_trading_rules.sql', '010_book_writes.sql']);
     const checks = () =>
       engine.rows(
-        `SELECT asset_id, toUnixTimestamp64Milli(t) AS ms, toString(verdict) AS verdict, levels_differing FROM book_checks ORDER BY t SETTINGS output_format_json_quote_64bit_integers = 0`,
+        `SELECT asset_id, toUnixTimestamp64Milli(t) AS ms, toString(verdict) AS verdict,` +
+          ` levels_differing FROM book_checks ORDER BY t SETTINGS output_format_json_quote_64bit_integers = 0`,
       );
     const days = () =>
       engine.rows(
-        `SELECT asset_id, toString(day) AS day, sum(ticks) AS ticks FROM ticks_1d GROUP BY asset_id, day ORDER BY day SETTINGS output_format_json_quote_64bit_integers = 0`,
+        `SELECT asset_id, toString(day) AS day, sum(ticks) AS ticks FROM ticks_1d GROUP BY asset_id,` +
+          ` day ORDER BY day SETTINGS output_format_json_quote_64bit_integers = 0`,
       );
     expect(await checks()).toEqual([
       { asset_id: '11', ms: D1 + 1000, verdict: 'unchecked', levels_differing: 0 },

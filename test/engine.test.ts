@@ -48,7 +48,8 @@ describe(`engine (${TEST_BACKEND})`, () => {
 
   it('returns compact rows as arrays in column order, named tuples as objects', async () => {
     const rows = await t.engine.compactRows(
-      'SELECT number AS n, {s:String} AS s, [(0.5, 12.25)]::Array(Tuple(price Float64, size Float64)) AS levels FROM numbers(2) SETTINGS output_format_json_quote_64bit_integers = 0',
+      'SELECT number AS n, {s:String} AS s, [(0.5, 12.25)]::Array(Tuple(price Float64, size Float64)) AS levels FROM numbers(2) SETTINGS ' +
+        'output_format_json_quote_64bit_integers = 0',
       { params: { s: 'a"b' } },
     );
     expect(rows).toEqual([

@@ -46,7 +46,8 @@ beforeAll(async () => {
   ticksOfA = stream.ticks;
   // A large asset for the disconnect test, generated inside the engine.
   await t.deps.engine.command(
-    `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, market) SELECT '${BIG}', fromUnixTimestamp64Milli(toInt64(${START} + intDiv(number, 3)), 'UTC'), number, 'price_change', 'YES',
+    `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, market) SELECT '${BIG}',` +
+      ` fromUnixTimestamp64Milli(toInt64(${START} + intDiv(number, 3)), 'UTC'), number, 'price_change', 'YES',
        0.4 + (number % 17) / 100, 0.6, 0.5, number % 1000, '0xbig' FROM numbers(${BIG_ROWS})`,
   );
   server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });

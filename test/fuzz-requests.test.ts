@@ -244,7 +244,9 @@ describe('fuzz: malformed requests on every endpoint', () => {
         sent++;
         hit.add(`${r.target.route.method} ${r.target.route.path}`);
         const text = await res.text();
-        const what = `${method} ${url} ${JSON.stringify(headers)} body=${JSON.stringify(withBody ? r.body?.slice(0, 300) : null)} → ${res.status} ${text.slice(0, 300)}`;
+        const what =
+          `${method} ${url} ${JSON.stringify(headers)} body=${JSON.stringify(withBody ? r.body?.slice(0, 300) : null)} → ${res.status} ` +
+          `${text.slice(0, 300)}`;
 
         expect(res.status, what).toBeLessThan(500);
         expect(res.headers.get('X-Request-Id'), what).toMatch(/^[\w.:-]{1,128}$/);

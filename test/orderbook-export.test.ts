@@ -232,7 +232,12 @@ describe('GET /v1/orderbook/export against the model', () => {
     await ob.te.engine.command(
       `INSERT INTO book_events (asset_id, t, seq, kind, market, price, size, book_side, bids, asks) VALUES
        ('${ODD}', fromUnixTimestamp64Milli(${t0}, 'UTC'), 0, 'book', '0xodd', 0, 0, '', [${bids.map(tuple).join(', ')}], [${asks.map(tuple).join(', ')}]),
-       ${changes.map(([dt, side, price, size], i) => `('${ODD}', fromUnixTimestamp64Milli(${t0 + dt}, 'UTC'), ${i + 1}, 'price_change', '0xodd', ${price}, ${size}, '${side}', [], [])`).join(',\n')}`,
+       ${changes
+         .map(
+           ([dt, side, price, size], i) =>
+             `('${ODD}', fromUnixTimestamp64Milli(${t0 + dt}, 'UTC'), ${i + 1}, 'price_change', '0xodd', ${price},` + ` ${size}, '${side}', [], [])`,
+         )
+         .join(',\n')}`,
     );
     // The reference: the book after each millisecond, levels sorted best first, numbers by String().
     const book = { bids: new Map(bids.map((l) => [l.price, l.size])), asks: new Map(asks.map((l) => [l.price, l.size])) };

@@ -66,7 +66,8 @@ const change = (asset: string, t: number, price: string) => ({
 /** The stored capture records of an asset (or of the runs, asset ''), in order. */
 async function records(asset: string): Promise<{ t: number; kind: string; socket: number }[]> {
   const rows = await t.deps.engine.rows<{ ms: number; kind: string; socket: number }>(
-    `SELECT toUnixTimestamp64Milli(t) AS ms, toString(kind) AS kind, socket FROM capture_events WHERE asset_id = {a:String} ORDER BY t, seq SETTINGS output_format_json_quote_64bit_integers = 0`,
+    `SELECT toUnixTimestamp64Milli(t) AS ms, toString(kind) AS kind, socket FROM capture_events WHERE asset_id = {a:String} ORDER BY t,` +
+      ` seq SETTINGS output_format_json_quote_64bit_integers = 0`,
     { params: { a: asset } },
   );
   return rows.map((r) => ({ t: Number(r.ms), kind: r.kind, socket: Number(r.socket) }));

@@ -82,7 +82,8 @@ describe('--active discovery', () => {
     await recorder.stop();
     const rows = (
       await engine.rows<{ updated_at: string | number }>(
-        'SELECT asset_id, market, outcome, question, slug, toUnixTimestamp64Milli(updated_at) AS updated_at FROM markets FINAL WHERE asset_id IN {a:Array(String)} ORDER BY asset_id',
+        'SELECT asset_id, market, outcome, question, slug, toUnixTimestamp64Milli(updated_at) AS updated_at FROM markets FINAL WHERE asset_id IN ' +
+          '{a:Array(String)} ORDER BY asset_id',
         { params: { a: tokens(1000) } },
       )
     ).map((r) => ({ ...r, updated_at: Number(r.updated_at) }));

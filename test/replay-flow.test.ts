@@ -75,7 +75,8 @@ beforeAll(async () => {
   // seq: BIG's row i gets 2i; SIDE's row j sits between BIG's rows of the burst (odd seq).
   await e.command(`
     INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market)
-    SELECT '${BIG}', fromUnixTimestamp64Milli(toInt64(${T0} + multiIf(number < 100000, intDiv(number, 4), number < 200000, ${BURST_MS}, ${BURST_MS} + 1 + intDiv(number - 200000, 4))), 'UTC'),
+    SELECT '${BIG}', fromUnixTimestamp64Milli(toInt64(${T0} + multiIf(number < 100000, intDiv(number, 4), number < 200000, ${BURST_MS}, ${BURST_MS} +
+      1 + intDiv(number - 200000, 4))), 'UTC'),
            number * 2, 'price_change', 'YES', 0.4, 0.6, (number % 99 + 1) / 100, number, if(number % 2 = 0, 'BUY', 'SELL'), '0xbig'
     FROM numbers(${BIG_ROWS})`);
   await e.command(`
@@ -85,7 +86,8 @@ beforeAll(async () => {
     FROM numbers(10000)`);
   await e.command(`
     INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market)
-    SELECT '${PACED}', fromUnixTimestamp64Milli(toInt64(${T0} + number * 200), 'UTC'), number, 'price_change', 'YES', 0.4, 0.6, 0.5, number + 1, 'BUY', '0xpaced'
+    SELECT '${PACED}', fromUnixTimestamp64Milli(toInt64(${T0} + number * 200), 'UTC'), number, 'price_change', 'YES', 0.4, 0.6, 0.5, number + 1,
+      'BUY', '0xpaced'
     FROM numbers(60)`);
 }, 120_000);
 

@@ -306,7 +306,8 @@ describe('metrics', () => {
     await closed;
     const events = got.slice(1).reduce((n, text) => n + (JSON.parse(text).price_changes?.length ?? 1), 0);
     const stored = await svc.te.engine.rows<{ n: number }>(
-      `SELECT count() AS n FROM ticks WHERE asset_id IN ('1001', '2001') AND t > fromUnixTimestamp64Milli(${MIDNIGHT}) SETTINGS output_format_json_quote_64bit_integers = 0`,
+      `SELECT count() AS n FROM ticks WHERE asset_id IN ('1001',` +
+        ` '2001') AND t > fromUnixTimestamp64Milli(${MIDNIGHT}) SETTINGS output_format_json_quote_64bit_integers = 0`,
     );
     expect(events).toBe(stored[0].n);
     expect(await metric('tickhouse_replay_events_total')).toBe(before + events);

@@ -114,7 +114,8 @@ describe('SIGTERM with keep-alive clients', () => {
     // response is here, the request is in flight there.
     const body = '{"email":"drain@example.com"}';
     busy.send(
-      `POST /v1/register HTTP/1.1\r\nHost: tickhouse.test\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, 10)}`,
+      `POST /v1/register HTTP/1.1\r\nHost: tickhouse.test\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: ` +
+        `100-continue\r\n\r\n${body.slice(0, 10)}`,
     );
     await within(busy.continued(), 10_000, 'the interim 100 Continue');
 

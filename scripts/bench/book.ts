@@ -48,7 +48,9 @@ export async function benchBookExport(ctx: BenchContext): Promise<BenchRow[]> {
   return [
     {
       workload: `book export depth 10 CSV, largest asset (${fmt(rows)} rows: every book-changing ms of ${fmt(big.ticks)} ticks)`,
-      service: `${fmt(rowsPerS)} rows/s, ${fmt(svc.bytes / MB / (svc.totalMs / 1000), 1)} MB/s; TTFB ${fmt(svc.ttfbMs, 1)} ms; service CPU ${cores.toFixed(2)} cores`,
+      service:
+        `${fmt(rowsPerS)} rows/s,` +
+        ` ${fmt(svc.bytes / MB / (svc.totalMs / 1000), 1)} MB/s; TTFB ${fmt(svc.ttfbMs, 1)} ms; service CPU ${cores.toFixed(2)} cores`,
       engine: `${fmt(rawRowsPerS)} rows/s (same range of ticks as CSV)`,
       ratio: `${(rowsPerS / rawRowsPerS).toFixed(2)} (targets: ≥ 500,000 rows/s, ≥ 0.5, TTFB ≤ 200 ms)`,
     },

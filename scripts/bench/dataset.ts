@@ -116,7 +116,8 @@ FROM (${hourly}) ${settings}`,
       `INSERT INTO book_snapshots (asset_id, t, seq, is_checkpoint, market, bids, asks)
 SELECT asset_id, t, seq, 1, market,
   arrayMap(i -> (round(best_bid - 0.01 * i, 2), round(50 + (cityHash64(seq, i) % 100000) / 100, 2)), range(least(20 + seq % 21, toUInt32(best_bid * 100)))),
-  arrayMap(i -> (round(best_ask + 0.01 * i, 2), round(50 + (cityHash64(seq, i, 1) % 100000) / 100, 2)), range(least(20 + seq % 21, toUInt32((1 - best_ask) * 100))))
+  arrayMap(i -> (round(best_ask + 0.01 * i, 2), round(50 + (cityHash64(seq, i, 1) % 100000) / 100, 2)), range(least(20 + seq % 21, toUInt32((1 -
+    best_ask) * 100))))
 FROM ticks
 WHERE asset_id = {asset_id:String} AND event = 'price_change' AND seq < 1000000000000 AND seq % 200 = 0
 ${settings}`,

@@ -44,7 +44,8 @@ try {
   // beforehand, inserted by the engine alone.
   const text = (
     await engine.rows<{ line: string }>(
-      "SELECT formatRow('JSONEachRow', asset_id, t, seq + 1 AS seq, event, side, best_bid, best_ask, price, size, market) AS line FROM ticks ORDER BY asset_id, t, seq",
+      "SELECT formatRow('JSONEachRow', asset_id, t, seq + 1 AS seq, event, side, best_bid, best_ask, price, size, market) AS line FROM ticks ORDER BY " +
+        'asset_id, t, seq',
     )
   ).map((r) => r.line.trimEnd());
   const rawStarted = performance.now();
@@ -53,7 +54,14 @@ try {
   }
   const rawSeconds = (performance.now() - rawStarted) / 1000;
   process.stdout.write(
-    `${JSON.stringify({ seconds, frames: s.frames, ticks: s.sink.stored.ticks, rows: s.sink.stored.ticks + s.sink.stored.book_snapshots, rawSeconds, rawTicks: text.length })}\n`,
+    `${JSON.stringify({
+      seconds,
+      frames: s.frames,
+      ticks: s.sink.stored.ticks,
+      rows: s.sink.stored.ticks + s.sink.stored.book_snapshots,
+      rawSeconds,
+      rawTicks: text.length,
+    })}\n`,
   );
 } finally {
   await engine.close();

@@ -43,7 +43,9 @@ export async function benchRecorder(): Promise<BenchRow[]> {
     const raw = r.rawTicks / r.rawSeconds;
     return [
       {
-        workload: `recorder: ${FRAMES.toLocaleString('en-US')} price_change frames × ${ITEMS_PER_FRAME} items from a local WebSocket into the embedded engine (batches of ${BATCH_ROWS.toLocaleString('en-US')})`,
+        workload:
+          `recorder: ${FRAMES.toLocaleString('en-US')} price_change frames × ${ITEMS_PER_FRAME} items from a local WebSocket into the embedded ` +
+          `engine (batches of ${BATCH_ROWS.toLocaleString('en-US')})`,
         service: `${Math.round(items).toLocaleString('en-US')} items/s (${Math.round(r.frames / r.seconds).toLocaleString('en-US')} frames/s)`,
         engine: `${Math.round(raw).toLocaleString('en-US')} rows/s raw JSONEachRow inserts`,
         ratio: `${(items / raw).toFixed(2)} (target ≥ 50,000 items/s: ${items >= 50_000 ? 'met' : 'NOT met'})`,

@@ -21,11 +21,14 @@ const MB = 1e6;
 const RAW_SQL = `
 SELECT ms, seq, kind, asset_id, market, best_bid, best_ask, price, size, side, bids, asks FROM (
   SELECT toUnixTimestamp64Milli(t) AS ms, seq, toString(event) AS kind, asset_id, market, best_bid, best_ask, price, size,
-         toString(book_side) AS side, CAST([], 'Array(Tuple(price Float64, size Float64))') AS bids, CAST([], 'Array(Tuple(price Float64, size Float64))') AS asks, t
-  FROM ticks WHERE asset_id = {id:String} AND event != 'book' AND t > fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')
+         toString(book_side) AS side, CAST([], 'Array(Tuple(price Float64, size ' +
+           'Float64))') AS bids, CAST([], 'Array(Tuple(price Float64, size Float64))') AS asks, t
+  FROM ticks WHERE asset_id = {id:String} AND event != 'book' AND t > fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND t <=
+    fromUnixTimestamp64Milli({to:Int64}, 'UTC')
   UNION ALL
   SELECT toUnixTimestamp64Milli(t) AS ms, seq, 'book' AS kind, asset_id, market, toFloat64(0), toFloat64(0), toFloat64(0), toFloat64(0), '', bids, asks, t
-  FROM book_snapshots WHERE asset_id = {id:String} AND is_checkpoint = 0 AND t > fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')
+  FROM book_snapshots WHERE asset_id = {id:String} AND is_checkpoint = 0 AND t > fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND t <=
+    fromUnixTimestamp64Milli({to:Int64}, 'UTC')
 ) ORDER BY t, seq
 SETTINGS output_format_json_quote_64bit_integers = 0`;
 
@@ -51,7 +54,8 @@ export async function benchReplay(ctx: BenchContext): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   const big = ctx.dataset.largest;
   const [[to]] = await ctx.engine.compactRows<[number]>(
-    `SELECT toUnixTimestamp64Milli(t) FROM ticks WHERE asset_id = {id:String} ORDER BY t, seq LIMIT 1 OFFSET {n:UInt64} SETTINGS output_format_json_quote_64bit_integers = 0`,
+    `SELECT toUnixTimestamp64Milli(t) FROM ticks WHERE asset_id = {id:String} ORDER BY t,` +
+      ` seq LIMIT 1 OFFSET {n:UInt64} SETTINGS output_format_json_quote_64bit_integers = 0`,
     { params: { id: big.asset_id, n: REPLAY_EVENTS - 1 } },
   );
   const from = big.start - 1;
@@ -107,7 +111,8 @@ export async function benchReplay(ctx: BenchContext): Promise<BenchRow[]> {
 /** The busiest minute of the dataset at `speed`, every asset subscribed: each message's lateness. */
 async function pacedRows(ctx: BenchContext, speed: number): Promise<BenchRow[]> {
   const [[minute]] = await ctx.engine.compactRows<[number]>(
-    `SELECT intDiv(toUnixTimestamp64Milli(t), 60000) * 60000 AS m FROM ticks GROUP BY m ORDER BY count() DESC, m LIMIT 1 SETTINGS output_format_json_quote_64bit_integers = 0`,
+    `SELECT intDiv(toUnixTimestamp64Milli(t), 60000) * 60000 AS m FROM ticks GROUP BY m ORDER BY count() DESC,` +
+      ` m LIMIT 1 SETTINGS output_format_json_quote_64bit_integers = 0`,
   );
   const arrivals: [t: number, at: number][] = [];
   const paced = await replay(

@@ -57,11 +57,13 @@ export function sandboxInvoicePage(invoice: Invoice, notice?: string): string {
   const paid = invoice.status === 'finished';
   const mismatch =
     invoice.status === 'finished_mismatch'
-      ? '<p class="error" data-testid="mismatch">A payment was reported for another amount or currency than this invoice asks for: not paid, the plan is unchanged.</p>\n'
+      ? '<p class="error" data-testid="mismatch">A payment was reported for another amount or currency than this invoice asks for: not paid, the plan is ' +
+        'unchanged.</p>\n'
       : '';
   const action = paid
     ? `<p class="paid" data-testid="paid">Paid. Your account is on the ${invoice.plan} plan; you can close this tab.</p>`
-    : `${mismatch}<form method="post" action="/sandbox/invoices/${id}/pay"><button type="submit" data-testid="pay">Pay ${invoice.amount_usd.toFixed(2)} USD</button></form>`;
+    : `${mismatch}<form method="post" action="/sandbox/invoices/${id}/pay"><button type="submit" data-testid="pay">Pay ${invoice.amount_usd.toFixed(2)} ` +
+      `USD</button></form>`;
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -170,7 +170,8 @@ const TEMPLATES: Template[] = [
   {
     question: (y) => `Will the Fed cut rates in March ${y + 1}?`,
     description:
-      'This market will resolve to "Yes" if the FOMC announces a cut to the federal funds target range at its March meeting. Otherwise, it will resolve to "No".',
+      'This market will resolve to "Yes" if the FOMC announces a cut to the federal funds target range at its March meeting. Otherwise, it will resolve to ' +
+      '"No".',
     outcomes: YES_NO,
     p0: 0.36,
     fine: false,
@@ -227,7 +228,8 @@ const TEMPLATES: Template[] = [
   {
     question: (y) => `US recession in ${y + 1}?`,
     description:
-      'This market will resolve to "Yes" if the NBER announces a recession beginning in the listed year, or two consecutive quarters of negative real GDP growth are reported.',
+      'This market will resolve to "Yes" if the NBER announces a recession beginning in the listed year, or two consecutive quarters of negative real GDP ' +
+      'growth are reported.',
     outcomes: YES_NO,
     p0: 0.19,
     fine: false,
@@ -677,7 +679,8 @@ function trade(ctx: Ctx, m: Market, b: Book, { hit, sweep }: TradeOptions, price
   const p = prices.get(m.n)![onFirst ? k : m.n - k];
   const side = onFirst === takerBuys ? 'BUY' : 'SELL';
   ctx.lines.push(
-    `{"asset_id":"${m.tokens[onFirst ? 0 : 1]}","event_type":"last_trade_price","fee_rate_bps":"0","market":"${m.conditionId}","price":"${p}","side":"${side}","size":"${size(filled)}","timestamp":"${ctx.t}"}`,
+    `{"asset_id":"${m.tokens[onFirst ? 0 : 1]}","event_type":"last_trade_price","fee_rate_bps":"0","market":"${m.conditionId}","price":"${p}",` +
+      `"side":"${side}","size":"${size(filled)}","timestamp":"${ctx.t}"}`,
   );
   return ticks + 1;
 }
@@ -699,8 +702,10 @@ function change(ctx: Ctx, m: Market, b: Book, { side, k, sizeMicro }: LevelChang
   const [yesSide, noSide] = side === 'bid' ? ['BUY', 'SELL'] : ['SELL', 'BUY'];
   ctx.lines.push(
     `{"market":"${m.conditionId}","price_changes":[` +
-      `{"asset_id":"${m.tokens[0]}","price":"${px[k]}","size":"${s}","side":"${yesSide}","hash":"${ctx.rng.hash()}","best_bid":"${px[b.bb]}","best_ask":"${px[b.ba]}"},` +
-      `{"asset_id":"${m.tokens[1]}","price":"${px[m.n - k]}","size":"${s}","side":"${noSide}","hash":"${ctx.rng.hash()}","best_bid":"${px[m.n - b.ba]}","best_ask":"${px[m.n - b.bb]}"}` +
+      `{"asset_id":"${m.tokens[0]}","price":"${px[k]}","size":"${s}","side":"${yesSide}","hash":"${ctx.rng.hash()}","best_bid":"${px[b.bb]}",` +
+      `"best_ask":"${px[b.ba]}"},` +
+      `{"asset_id":"${m.tokens[1]}","price":"${px[m.n - k]}","size":"${s}","side":"${noSide}","hash":"${ctx.rng.hash()}","best_bid":"${px[m.n - b.ba]}",` +
+      `"best_ask":"${px[m.n - b.bb]}"}` +
       `],"timestamp":"${ctx.t}","event_type":"price_change"}`,
   );
   return 2;
@@ -724,7 +729,10 @@ function bookJson(ctx: Ctx, m: Market, b: Book, outcome: 0 | 1, prices: Map<numb
     for (const [k, s] of firstBids) asks.push(level(m.n - k, s));
   }
   const last = (outcome === 0 ? b.lastTrade : m.n - b.lastTrade) / m.n;
-  return `{"market":"${m.conditionId}","asset_id":"${m.tokens[outcome]}","timestamp":"${ctx.t}","hash":"${ctx.rng.hash()}","bids":[${bids.join(',')}],"asks":[${asks.join(',')}],"tick_size":"${m.tickSize}","event_type":"book","last_trade_price":"${last.toFixed(3)}"}`;
+  return (
+    `{"market":"${m.conditionId}","asset_id":"${m.tokens[outcome]}","timestamp":"${ctx.t}","hash":"${ctx.rng.hash()}","bids":[${bids.join(',')}],` +
+    `"asks":[${asks.join(',')}],"tick_size":"${m.tickSize}","event_type":"book","last_trade_price":"${last.toFixed(3)}"}`
+  );
 }
 
 /** Decimal text of k/n for every grid point: "0", "0.01" … "0.99", "1". */

@@ -25,7 +25,8 @@ const errorBody = (description: string, schema: z.ZodType = ErrorSchema) => ({ d
 /** Every error response of the API, by status; each route spreads in the ones it can answer. */
 const ERROR_RESPONSES = {
   400: errorBody(
-    'invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)',
+    'invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not ' +
+      'read (a request-target or Host that is not a URL, broken framing)',
   ),
   401: errorBody('invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)'),
   403: errorBody('data_access_denied (extra: plan, earliest_allowed): before the plan’s history window'),
@@ -36,7 +37,8 @@ const ERROR_RESPONSES = {
   500: errorBody('internal_error (extra: request_id)'),
   502: errorBody('payment_provider_error: the payment processor failed; nothing was recorded'),
   503: errorBody(
-    'service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)',
+    'service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment ' +
+      'provider is configured)',
   ),
 } as const;
 

@@ -143,14 +143,16 @@ export class BatchWriter implements RowSink {
   tick(r: TickRow): void {
     this.add(
       'ticks',
-      `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"event":"${r.event}","side":${JSON.stringify(r.side)},"best_bid":${r.best_bid},"best_ask":${r.best_ask},"price":${r.price},"size":${r.size},"book_side":"${r.book_side}","market":${JSON.stringify(r.market)}}`,
+      `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"event":"${r.event}","side":${JSON.stringify(r.side)},"best_bid":${r.best_bid},` +
+        `"best_ask":${r.best_ask},"price":${r.price},"size":${r.size},"book_side":"${r.book_side}","market":${JSON.stringify(r.market)}}`,
     );
   }
 
   snapshot(r: SnapshotRow): void {
     this.add(
       'book_snapshots',
-      `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"is_checkpoint":${r.is_checkpoint},"market":${JSON.stringify(r.market)},"bids":${levelPairs(r.bids)},"asks":${levelPairs(r.asks)}}`,
+      `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"is_checkpoint":${r.is_checkpoint},"market":${JSON.stringify(r.market)},` +
+        `"bids":${levelPairs(r.bids)},"asks":${levelPairs(r.asks)}}`,
     );
   }
 
@@ -317,5 +319,9 @@ function marketKey(r: MarketRow): string {
 }
 
 function marketJson(r: MarketRow): string {
-  return `{"asset_id":${JSON.stringify(r.asset_id)},"market":${JSON.stringify(r.market)},"outcome":${JSON.stringify(r.outcome)},"question":${JSON.stringify(r.question)},"slug":${JSON.stringify(r.slug)},"min_order_size":${r.min_order_size ?? null},"tick_size":${r.tick_size ?? null},"neg_risk":${r.neg_risk ?? null},"updated_at":${r.updated_at}}`;
+  return (
+    `{"asset_id":${JSON.stringify(r.asset_id)},"market":${JSON.stringify(r.market)},"outcome":${JSON.stringify(r.outcome)},` +
+    `"question":${JSON.stringify(r.question)},"slug":${JSON.stringify(r.slug)},"min_order_size":${r.min_order_size ?? null},` +
+    `"tick_size":${r.tick_size ?? null},"neg_risk":${r.neg_risk ?? null},"updated_at":${r.updated_at}}`
+  );
 }

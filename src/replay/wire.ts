@@ -75,7 +75,10 @@ function wireLevels(levels: readonly Level[]): string {
 }
 
 function bookText(market: string, assetId: string, ms: number, bids: readonly Level[], asks: readonly Level[]): string {
-  return `{"event_type":"book","market":${marketText.of(market)},"asset_id":${assetText.of(assetId)},"timestamp":"${ms}","hash":"","bids":${wireLevels(bids)},"asks":${wireLevels(asks)}}`;
+  return (
+    `{"event_type":"book","market":${marketText.of(market)},"asset_id":${assetText.of(assetId)},"timestamp":"${ms}","hash":"",` +
+    `"bids":${wireLevels(bids)},"asks":${wireLevels(asks)}}`
+  );
 }
 
 /** The `book` of a reconstructed state (the initial and subscribe-time arrays). */
@@ -95,12 +98,18 @@ export function bookEvent(r: ReplayRow): string {
 
 /** A stored `last_trade_price`. */
 export function tradeEvent(r: ReplayRow): string {
-  return `{"event_type":"last_trade_price","market":${marketText.of(r[4])},"asset_id":${assetText.of(r[3])},"price":"${decimal(r[7])}","side":"${r[9]}","size":"${decimal(r[8])}","timestamp":"${r[0]}"}`;
+  return (
+    `{"event_type":"last_trade_price","market":${marketText.of(r[4])},"asset_id":${assetText.of(r[3])},"price":"${decimal(r[7])}","side":"${r[9]}",` +
+    `"size":"${decimal(r[8])}","timestamp":"${r[0]}"}`
+  );
 }
 
 /** One item of a current-generation `price_change`. */
 export function changeItem(r: ReplayRow): string {
-  return `{"asset_id":${assetText.of(r[3])},"price":"${decimal(r[7])}","size":"${decimal(r[8])}","side":"${r[9]}","best_bid":"${decimal(r[5])}","best_ask":"${decimal(r[6])}"}`;
+  return (
+    `{"asset_id":${assetText.of(r[3])},"price":"${decimal(r[7])}","size":"${decimal(r[8])}","side":"${r[9]}","best_bid":"${decimal(r[5])}",` +
+    `"best_ask":"${decimal(r[6])}"}`
+  );
 }
 
 /** A `price_change` message holding items of one market and one millisecond. */

@@ -206,7 +206,8 @@ const pricesHistoryRoute = createRoute({
     'get',
     'prices-history',
     'getClobPricesHistory',
-    'Polymarket `GET /prices-history`: the midpoint after the last tick of each `fidelity`-minute bucket (as `/v1/prices-history`), never a point after the instant',
+    'Polymarket `GET /prices-history`: the midpoint after the last tick of each `fidelity`-minute bucket (as `/v1/prices-history`), never a point after the ' +
+      'instant',
   ),
   request: {
     params: PathParams,

@@ -53,7 +53,9 @@ const coverageRoute = createRoute({
   tags: ['coverage'],
   summary: 'What was recorded for an asset, what is missing and why, and where the rebuilt book drifted from the exchange',
   description:
-    'From the recorder’s capture records and the drift checks made at ingest (docs/TIME-MACHINE.md §4). Times are Unix ms; intervals are from ≤ t < to, clipped to [start, min(end, now)). Day conditions: available (captured all day, no drift), degraded (some gap or drift), missing (nothing captured), unknown (no capture record).',
+    'From the recorder’s capture records and the drift checks made at ingest (docs/TIME-MACHINE.md §4). Times are Unix ms; intervals are from ≤ t < to, ' +
+    'clipped to [start, min(end, now)). Day conditions: available (captured all day, no drift), degraded (some gap or drift), missing (nothing captured), ' +
+    'unknown (no capture record).',
   security: [{ bearer: [] }],
   request: { query: coverageQuery },
   responses: {

@@ -38,7 +38,8 @@ const ohlcvRoute = createRoute({
   tags: ['candles'],
   summary: 'OHLCV candles of best_bid over price_change ticks',
   description:
-    'Buckets with start in [floor(start), end]. Only start: the first `limit` from there; only end or neither (end = now): the last `limit` up to end; both: the first `limit` from start. Always ascending; empty buckets omitted.',
+    'Buckets with start in [floor(start), end]. Only start: the first `limit` from there; only end or neither (end = now): the last `limit` up to end; both: ' +
+    'the first `limit` from start. Always ascending; empty buckets omitted.',
   security: [{ bearer: [] }],
   request: { query: ohlcvQuery },
   responses: {

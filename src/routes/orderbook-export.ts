@@ -26,9 +26,11 @@ const exportRoute = createRoute({
   summary: 'The top `depth` levels after every book change (or every `interval` ms) as CSV, JSONL or Parquet, streamed',
   description:
     'Each row is the book `/v1/orderbook?timestamp=<row time>&limit=<depth>` returns: one row per millisecond with book events in [start, end] ' +
-    '(after all of that millisecond’s events), or one at every multiple of `interval` (since the Unix epoch) in [start, end] (points before the asset’s first book skipped). ' +
+    '(after all of that millisecond’s events), or one at every multiple of `interval` (since the Unix epoch) in [start, end] (points before the asset’s ' +
+    'first book skipped). ' +
     'CSV header `timestamp,best_bid,best_ask,bid_price_0,bid_size_0,…,ask_price_{depth-1},ask_size_{depth-1}`, levels best first, absent levels empty; ' +
-    'JSONL `{"timestamp","best_bid","best_ask","bids":[[price,size],…],"asks":[[price,size],…]}`; Parquet: the CSV columns, `timestamp` Int64, the rest nullable Float64. ' +
+    'JSONL `{"timestamp","best_bid","best_ask","bids":[[price,size],…],"asks":[[price,size],…]}`; Parquet: the CSV columns, `timestamp` Int64, the rest ' +
+    'nullable Float64. ' +
     'File name `orderbook_<asset_id>_<start>_<end>.<format>`. gzip or zstd per Accept-Encoding. A failure after the headers aborts the connection.',
   security: [{ bearer: [] }],
   request: {

@@ -60,7 +60,8 @@ const historical = {
   304: { description: 'If-None-Match matched the ETag of this historical answer; no body (still counted)' },
 };
 const historyNote =
-  'An answer about an instant before the asset’s newest stored event (history) carries `ETag` and `Cache-Control: private, max-age=31536000, immutable`; `If-None-Match` with that tag gets a 304 (still counted as a request).';
+  'An answer about an instant before the asset’s newest stored event (history) carries `ETag` and `Cache-Control: private, max-age=31536000, immutable`; ' +
+  '`If-None-Match` with that tag gets a 304 (still counted as a request).';
 const orderbookRoute = createRoute({
   method: 'get',
   path: '/v1/orderbook',

@@ -72,7 +72,8 @@ const exportRoute = createRoute({
   tags: ['ticks'],
   summary: 'Every tick of a range as CSV, JSONL or Parquet, streamed',
   description:
-    'CSV header `timestamp,event_type,side,best_bid,best_ask,price,size`; JSONL and Parquet members `t, event, side, best_bid, best_ask, price, size` (`t` in Unix ms). gzip or zstd per Accept-Encoding. A failure after the headers aborts the connection.',
+    'CSV header `timestamp,event_type,side,best_bid,best_ask,price,size`; JSONL and Parquet members `t, event, side, best_bid, best_ask, price, size` (`t` ' +
+    'in Unix ms). gzip or zstd per Accept-Encoding. A failure after the headers aborts the connection.',
   security: [{ bearer: [] }],
   request: { query: exportQuery },
   responses: {

@@ -18,7 +18,8 @@ const requireBrowser = process.env.TEST_REQUIRE_BROWSER === '1';
 export function describeInBrowser(file: string): typeof describe | typeof describe.skip {
   if (haveBrowser || requireBrowser) return describe;
   console.warn(
-    `\n${'!'.repeat(78)}\n!! SKIPPED ${file}: ${CHROMIUM} is not installed.\n!! Install Debian's chromium (apt-get install chromium) or set TEST_REQUIRE_BROWSER=1 to make this a failure.\n${'!'.repeat(78)}\n`,
+    `\n${'!'.repeat(78)}\n!! SKIPPED ${file}: ${CHROMIUM} is not installed.\n!! Install Debian's chromium (apt-get install chromium) or set ` +
+      `TEST_REQUIRE_BROWSER=1 to make this a failure.\n${'!'.repeat(78)}\n`,
   );
   return describe.skip;
 }

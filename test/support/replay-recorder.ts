@@ -73,7 +73,8 @@ function compared(r: TickRow): ComparedTick {
 
 export async function storedMarkets(engine: Engine): Promise<MarketRow[]> {
   return engine.rows<MarketRow>(
-    `SELECT asset_id, market, outcome, question, slug, toUnixTimestamp64Milli(updated_at) AS updated_at FROM markets FINAL SETTINGS output_format_json_quote_64bit_integers = 0`,
+    `SELECT asset_id, market, outcome, question, slug,` +
+      ` toUnixTimestamp64Milli(updated_at) AS updated_at FROM markets FINAL SETTINGS output_format_json_quote_64bit_integers = 0`,
   );
 }
 

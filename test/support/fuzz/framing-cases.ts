@@ -338,7 +338,9 @@ function pipelined(rng: Rng, c: FramingContext): FramingCase {
   }
   const bytes = requests.map(render).join('');
   return {
-    description: `${n} pipelined requests${bad >= 0 ? `, #${bad + 1} changed (${requests[bad].label.slice(1).join(', ')})` : ''}: ${JSON.stringify(bytes.slice(0, 300))}…`,
+    description:
+      `${n} pipelined requests${bad >= 0 ? `, #${bad + 1} changed (${requests[bad].label.slice(1).join(', ')})` : ''}: ` +
+      `${JSON.stringify(bytes.slice(0, 300))}…`,
     pieces: [Buffer.from(bytes, 'latin1')],
     methods: requests.map((r) => r.method),
     // Answers up to the first changed request must come; after it the server may close.
@@ -364,7 +366,9 @@ function slow(rng: Rng, c: FramingContext): FramingCase {
   }
   const connections = rng.pick([1, 8, 64]);
   return {
-    description: `slow partial request on ${connections} connection(s): ${steps} piece(s), first ${cut} of ${full.length} bytes: ${JSON.stringify(partial.slice(0, 120))}`,
+    description:
+      `slow partial request on ${connections} connection(s): ${steps} piece(s),` +
+      ` first ${cut} of ${full.length} bytes: ${JSON.stringify(partial.slice(0, 120))}`,
     pieces,
     methods: [r.method],
     minResponses: 0,

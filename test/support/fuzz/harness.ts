@@ -413,7 +413,8 @@ export class FuzzHarness {
     this.trace(`>>> ${JSON.stringify(text.length > 2_000 ? `${text.slice(0, 2_000)}…` : text)}`);
     for (const res of r.responses) {
       this.trace(
-        `<<< ${res.version} ${res.status} ${res.reason}\n${res.headers.map(([n, v]) => `    ${n}: ${v}`).join('\n')}\n    ${JSON.stringify(res.body.subarray(0, 1_000).toString('utf8'))}${res.truncated ? ' (cut)' : ''}`,
+        `<<< ${res.version} ${res.status} ${res.reason}\n${res.headers.map(([n, v]) => `    ${n}: ${v}`).join('\n')}\n    ` +
+          `${JSON.stringify(res.body.subarray(0, 1_000).toString('utf8'))}${res.truncated ? ' (cut)' : ''}`,
       );
     }
     if (r.timedOut || r.closedEarly || r.error || r.garbage)
@@ -459,7 +460,9 @@ export class FuzzHarness {
         if (r.responses.length < c.minResponses && !this.service.exited()) {
           out.push({
             kind: 'no-answer',
-            detail: `${r.responses.length} answer(s) of ${c.minResponses} owed: ${r.timedOut ? `none within ${ANSWER_MS} ms` : `connection closed (${r.error ?? 'FIN'})`}`,
+            detail:
+              `${r.responses.length} answer(s) of ${c.minResponses} owed: ` +
+              `${r.timedOut ? `none within ${ANSWER_MS} ms` : `connection closed (${r.error ?? 'FIN'})`}`,
           });
         }
       }
@@ -527,7 +530,9 @@ export function summaryLine(r: FuzzReport): string {
     .join(', ');
   return (
     `fuzz seed=${r.seed}: ${total} cases (${cats}); crashes ${r.crashes}, hangs ${r.hangs}, 5xx ${r.fiveXX}, other findings ${other || '0'}; ` +
-    `restarts ${r.restarts}; max /healthz ${r.maxHealthzMs.toFixed(1)} ms (after ${r.slowestCase || '-'}; ${r.retried} late answer(s) asked again within ${r.healthzBoundMs.toFixed(0)} ms); RSS start ${mb(r.rssStart)}, end ${mb(r.rssEnd)}, max ${mb(r.rssMax)} (bound ${mb(r.rssLimit)} + 2 MB per held connection); ${r.seconds.toFixed(1)} s`
+    `restarts ${r.restarts}; max /healthz ${r.maxHealthzMs.toFixed(1)} ms (after ${r.slowestCase || '-'}; ${r.retried} late answer(s) asked again within ` +
+    `${r.healthzBoundMs.toFixed(0)} ms); RSS start ${mb(r.rssStart)}, end ${mb(r.rssEnd)}, max ${mb(r.rssMax)} (bound ${mb(r.rssLimit)} + 2 MB per held ` +
+    `connection); ${r.seconds.toFixed(1)} s`
   );
 }
 

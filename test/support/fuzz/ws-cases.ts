@@ -171,7 +171,9 @@ const CASES: WsCase[] = [
     async run(rng, c) {
       // Real time with `to` an hour ahead: the replay stays open (at max it would end with the data).
       const cycles = rng.pick(c.big ? [5_000, 10_000, 20_000] : [4_000]);
-      const description = `churn: subscribe ${c.assets.length} assets at speed=1, take the book array, stop reading, then ${cycles} × (unsubscribe all, subscribe all), one cycle per ms`;
+      const description =
+        `churn: subscribe ${c.assets.length} assets at speed=1, take the book array, stop reading, then ${cycles} × (unsubscribe all,` +
+        ` subscribe all), one cycle per ms`;
       const client = await tryOpen(liveUrl(c), description);
       if (!('ws' in client)) return client;
       const books = firstMessage(client);
