@@ -89,7 +89,10 @@ function driftStream(seed: number, frames: number, start: number): DriftStream {
 
 function checksOf(lines: readonly string[]): BookCheckRow[] {
   const checks: BookCheckRow[] = [];
-  const normalizer = new Normalizer({ tick() {}, snapshot() {}, market() {}, capture() {}, bookCheck: (r) => checks.push(r) }, { seq: fileSeq('drift') });
+  const normalizer = new Normalizer(
+    { tick() {}, snapshot() {}, market() {}, capture() {}, marketEvent() {}, bookCheck: (r) => checks.push(r) },
+    { seq: fileSeq('drift') },
+  );
   for (const line of lines) normalizer.push(line);
   return checks;
 }
