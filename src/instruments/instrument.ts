@@ -1,6 +1,6 @@
 import type { FeeFields } from '../clickhouse/rows.js';
 import { POLYMARKET_DEFAULT_RULES, type TradingRules } from '../clob/book-summary.js';
-import type { ListingHistory, TradingHistory } from '../queries/instruments.js';
+import type { ListingHistory, TradingHistory } from './history.js';
 
 /**
  * An instrument at an instant (docs/TIME-MACHINE.md §5, GET /v1/instruments): each field from the

@@ -1,5 +1,6 @@
 import type { Engine } from '../clickhouse/engine.js';
 import type { FeeFields } from '../clickhouse/rows.js';
+import { type ListingEvent, type ListingHistory, newer, type Resolution, type Stated, type TradingHistory } from '../instruments/history.js';
 import { MAX_TIME_MS } from './orderbook.js';
 
 /**
@@ -8,25 +9,6 @@ import { MAX_TIME_MS } from './orderbook.js';
  * market_resolved (plus the first resolution after it). Each part is a reverse read of one asset's
  * key range that stops at its first match; the assembly with metadata is src/clob/instrument.ts.
  */
-
-/** A value as of an instant, and the (t, seq) of the row that set it: the newest of several sources wins. */
-export interface Stated<T> {
-  t: number;
-  seq: number;
-  value: T;
-}
-
-export interface TradingHistory {
-  /**
-   * Newest tick size: a tick_size_change's new tick, a new_market's opening tick or an exchange book's
-   * `tick_size`; when none is stored up to the instant, the old tick of the first tick_size_change after it.
-   */
-  tickSize: Stated<number> | null;
-  /** Newest last trade price: a last_trade_price tick (with its taker side) or an exchange book's `last_trade_price`. */
-  lastTrade: Stated<number> | null;
-  /** Newest neg-risk flag a new_market stated. */
-  negRisk: Stated<boolean> | null;
-}
 
 const AT = "fromUnixTimestamp64Milli({at:Int64}, 'UTC')";
 const NEWEST = 'ORDER BY t DESC, seq DESC LIMIT 1';
@@ -59,12 +41,6 @@ SETTINGS output_format_json_quote_64bit_integers = 0`;
 
 type Row = { what: string; ms: number; seq: number; value: number };
 
-/** Of two stated values, the one set last in (t, seq) order. */
-export function newer<T>(a: Stated<T> | null, b: Stated<T> | null): Stated<T> | null {
-  if (!a || !b) return a ?? b;
-  return b.t > a.t || (b.t === a.t && b.seq > a.seq) ? b : a;
-}
-
 /** The asset's tick size, last trade price and neg-risk flag as of `at` (Unix ms; null = latest). */
 export async function tradingHistoryAt(engine: Engine, assetId: string, at: number | null, signal?: AbortSignal): Promise<TradingHistory> {
   const params = { asset_id: assetId, at: Math.min(at ?? MAX_TIME_MS, MAX_TIME_MS) };
@@ -79,32 +55,6 @@ export async function tradingHistoryAt(engine: Engine, assetId: string, at: numb
     lastTrade: newer(of('trade'), of('book_trade')),
     negRisk: negRisk && { ...negRisk, value: negRisk.value === 1 },
   };
-}
-
-/** The newest new_market of an asset at or before an instant: what it stated about this asset. */
-export interface ListingEvent {
-  t: number;
-  market: string;
-  outcome: string;
-  question: string;
-  fees: FeeFields;
-}
-
-/** A market_resolved: the winner (same on every asset's row) and when. */
-export interface Resolution {
-  t: number;
-  winning_asset_id: string;
-  winning_outcome: string;
-}
-
-export interface ListingHistory {
-  /** The asset's market as its stored ticks name it ('' when it has none). */
-  market: string;
-  listing: ListingEvent | null;
-  /** The newest resolution at or before the instant. */
-  resolved: Resolution | null;
-  /** The first resolution after it: the market was open at the instant. */
-  resolvedLater: Resolution | null;
 }
 
 const EVENT_COLUMNS = `toString(event) AS kind, toUnixTimestamp64Milli(t) AS ms, toString(market) AS market, outcome, JSONExtractString(raw, 'question') AS question,
