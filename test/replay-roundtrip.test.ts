@@ -240,9 +240,9 @@ describe('round trip through the recorder', () => {
   }, 60_000);
 
   it('without custom_feature_enabled: tick_size_change only, as Polymarket sends', async () => {
-    const assets = (await svc.te.engine.rows<{ a: string }>(`SELECT DISTINCT asset_id AS a FROM market_events WHERE market NOT IN ${GENERATED} ORDER BY a`)).map(
-      (r) => r.a,
-    );
+    const assets = (
+      await svc.te.engine.rows<{ a: string }>(`SELECT DISTINCT asset_id AS a FROM market_events WHERE market NOT IN ${GENERATED} ORDER BY a`)
+    ).map((r) => r.a);
     const windows = Object.fromEntries(assets.map((a) => [a, [[0, Number.MAX_SAFE_INTEGER]] as [number, number][]]));
     const rec = new ReplayRecorder(await storedMarkets(svc.te.engine));
     const ws = new WebSocket(svc.replayUrl({ from: 1_700_000_000_000, to: 1_800_000_000_000, speed: 'max' }), {
