@@ -105,7 +105,10 @@ function replay(lines: Iterable<string>, tickOf: Map<string, number>) {
         check(e.old_tick_size === '0.01' && e.new_tick_size === '0.001' && tickOf.get(e.asset_id) === 0.001, `tick change: ${line}`);
         stats.marketEvents.push(`tick_size_change ${e.asset_id}`);
       } else if (e.event_type === 'market_resolved') {
-        check(e.assets_ids.includes(e.winning_asset_id) && ['Up', 'Down'][e.assets_ids.indexOf(e.winning_asset_id)] === e.winning_outcome, `resolution: ${line}`);
+        check(
+          e.assets_ids.includes(e.winning_asset_id) && ['Up', 'Down'][e.assets_ids.indexOf(e.winning_asset_id)] === e.winning_outcome,
+          `resolution: ${line}`,
+        );
         stats.marketEvents.push(`market_resolved ${e.market}`);
       } else throw new Error(`unexpected event ${e.event_type}`);
     }
@@ -255,7 +258,8 @@ describe('seedDemo and npm run seed-demo', () => {
     const [crossed] = await te.engine.rows<{ n: string }>("SELECT count() AS n FROM ticks WHERE event = 'price_change' AND best_bid >= best_ask");
     expect(Number(crossed.n)).toBe(0);
 
-    const events = () => te.engine.rows<{ event: string; n: string }>('SELECT toString(event) AS event, count() AS n FROM market_events GROUP BY event ORDER BY event');
+    const events = () =>
+      te.engine.rows<{ event: string; n: string }>('SELECT toString(event) AS event, count() AS n FROM market_events GROUP BY event ORDER BY event');
     expect((await events()).map((r) => [r.event, Number(r.n)])).toEqual([
       ['market_resolved', 2],
       ['tick_size_change', 2],

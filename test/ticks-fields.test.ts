@@ -103,7 +103,8 @@ describe('GET /v1/ticks?fields=', () => {
     expect(JSON.parse(text).data).toEqual(CONTRACT.map((_, i) => rowOf(i, ['book_side', 'taker_side', 'local_t', 'seq'])));
     // Member order and number text exactly as the engine printed them.
     expect(text).toContain(
-      `{"t":${T0},"event":"book","side":"UNKNOWN","best_bid":0.4,"best_ask":0.6,"price":0,"size":0,"book_side":"","taker_side":"","local_t":${T0 + 1}.234,"seq":${seqs[0]}}`,
+      `{"t":${T0},"event":"book","side":"UNKNOWN","best_bid":0.4,"best_ask":0.6,"price":0,"size":0,` +
+        `"book_side":"","taker_side":"","local_t":${T0 + 1}.234,"seq":${seqs[0]}}`,
     );
   });
 

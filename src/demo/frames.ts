@@ -555,7 +555,8 @@ function* tickSizeChanges(ctx: Ctx, markets: Market[], t: number): Generator<str
     if (!m.tickChange) continue;
     ctx.tick.set(m, '0.001');
     for (const token of m.tokens) {
-      yield `{"event_type":"tick_size_change","asset_id":"${token}","market":"${m.conditionId}","old_tick_size":"0.01","new_tick_size":"0.001","timestamp":"${t}"}`;
+      yield `{"event_type":"tick_size_change","asset_id":"${token}","market":"${m.conditionId}","old_tick_size":"0.01","new_tick_size":"0.001",` +
+        `"timestamp":"${t}"}`;
     }
   }
 }
@@ -563,7 +564,8 @@ function* tickSizeChanges(ctx: Ctx, markets: Market[], t: number): Generator<str
 /** A `market_resolved` as Polymarket sends it: both tokens, the winner and its outcome label. */
 function resolution(m: Market, winner: 0 | 1, t: number): string {
   return (
-    `{"event_type":"market_resolved","id":"${Number.parseInt(m.conditionId.slice(2, 7), 16)}","market":"${m.conditionId}","assets_ids":["${m.tokens[0]}","${m.tokens[1]}"],` +
+    `{"event_type":"market_resolved","id":"${Number.parseInt(m.conditionId.slice(2, 7), 16)}","market":"${m.conditionId}",` +
+    `"assets_ids":["${m.tokens[0]}","${m.tokens[1]}"],` +
     `"winning_asset_id":"${m.tokens[winner]}","winning_outcome":"${UP_DOWN[winner]}","timestamp":"${t}","tags":["crypto"]}`
   );
 }

@@ -242,7 +242,7 @@ export class Normalizer {
     state.grounded = true;
     const [best_bid, best_ask] = [book.bestBid(), book.bestAsk()];
     const seq = this.emitTick({ asset_id: asset, t, event: 'book', best_bid, best_ask, price: 0, size: 0, book_side: '', market: state.market });
-    this.emitSnapshot(state, asset, t, seq, 0, tickSize, lastTrade);
+    this.emitSnapshot(state, { asset_id: asset, t, seq, is_checkpoint: 0 }, { tick_size: tickSize, last_trade_price: lastTrade });
     const verdict = differing < 0 ? 'unchecked' : differing === 0 ? 'verified' : 'drifted';
     this.sink.bookCheck({ asset_id: asset, t, seq, verdict, levels_differing: Math.max(0, differing) });
   }
@@ -303,7 +303,8 @@ export class Normalizer {
     });
     if (!state.grounded || this.policy === false) return;
     state.changes++;
-    if (state.changes >= this.policy.changes || t - state.snapshotT >= this.policy.ms) this.emitSnapshot(state, c.asset, t, seq, 1);
+    if (state.changes >= this.policy.changes || t - state.snapshotT >= this.policy.ms)
+      this.emitSnapshot(state, { asset_id: c.asset, t, seq, is_checkpoint: 1 });
   }
 
   private onTrade(e: Record<string, unknown>): void {
@@ -379,12 +380,18 @@ export class Normalizer {
     return seq;
   }
 
-  private emitSnapshot(state: AssetState, asset_id: string, t: number, seq: number, is_checkpoint: 0 | 1, tickSize?: number, lastTrade?: number): void {
+  /** `stated`: what an exchange book says besides its levels (absent members stay absent). */
+  private emitSnapshot(
+    state: AssetState,
+    key: Pick<SnapshotRow, 'asset_id' | 't' | 'seq' | 'is_checkpoint'>,
+    stated: Pick<SnapshotRow, 'tick_size' | 'last_trade_price'> = {},
+  ): void {
     const book = state.book!;
+    const { asset_id, t, seq, is_checkpoint } = key;
     const row: SnapshotRow = { asset_id, t, seq, is_checkpoint, market: state.market, bids: book.levels('bid'), asks: book.levels('ask') };
     if (this.localT !== undefined) row.local_t = this.localT;
-    if (tickSize !== undefined) row.tick_size = tickSize;
-    if (lastTrade !== undefined) row.last_trade_price = lastTrade;
+    if (stated.tick_size !== undefined) row.tick_size = stated.tick_size;
+    if (stated.last_trade_price !== undefined) row.last_trade_price = stated.last_trade_price;
     this.sink.snapshot(row);
     if (is_checkpoint) this.stats.checkpoints++;
     else this.stats.snapshots++;

@@ -57,7 +57,8 @@ export async function tradingHistoryAt(engine: Engine, assetId: string, at: numb
   };
 }
 
-const EVENT_COLUMNS = `toString(event) AS kind, toUnixTimestamp64Milli(t) AS ms, toString(market) AS market, outcome, JSONExtractString(raw, 'question') AS question,
+const EVENT_COLUMNS = `toString(event) AS kind, toUnixTimestamp64Milli(t) AS ms, toString(market) AS market, outcome,
+  JSONExtractString(raw, 'question') AS question,
   winning_asset_id, winning_outcome, fees_enabled, taker_base_fee, maker_base_fee, fee_rate, fee_exponent, fee_taker_only, fee_rebate_rate`;
 
 /** The newest new_market and market_resolved at or before {at}, and the first market_resolved after it. */
