@@ -169,6 +169,18 @@ describe('the drift check at ingest', () => {
     expect(third).toMatchObject({ t: 1766481547845, verdict: 'drifted', levels_differing: 11 });
   });
 
+  it('market events between two books change no level: the book re-sent after them is verified (docs/INGEST.md §5)', () => {
+    const lines = readFileSync(fixturePath('polymarket/ws-frames.jsonl'), 'utf8').split('\n');
+    const [a] = JSON.parse(lines[0]);
+    const on = (e: object) => JSON.stringify({ ...e, asset_id: a.asset_id, market: a.market });
+    const events = [
+      on({ event_type: 'tick_size_change', old_tick_size: '0.01', new_tick_size: '0.001', timestamp: '1766481546500' }),
+      on({ event_type: 'best_bid_ask', best_bid: '0.49', best_ask: '0.5', spread: '0.01', timestamp: '1766481546501' }),
+    ];
+    const again = JSON.stringify({ ...a, timestamp: '1766481546502' });
+    expect(checksOf([JSON.stringify(a), ...events, again]).map((c) => c.verdict)).toEqual(['unchecked', 'verified']);
+  });
+
   it('a book started by price_change alone is not checked: it may lack levels no event of the run set', () => {
     const change = JSON.stringify({
       event_type: 'price_change',
