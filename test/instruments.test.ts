@@ -240,5 +240,7 @@ describe('GET /v1/instruments: the usual rules of a data route', () => {
     expect(ok.status).toBe(200);
     expect(ok.headers.get('x-ratelimit-remaining')).toBe('98');
     expect((await d.app.request(`/v1/instruments?asset_id=${TSC}`)).status).toBe(401);
+    // Nothing can exist after now + 1 minute: a later instant is answered as of then.
+    expect((await instrument(TSC, 8_640_000_000_000_000)).as_of).toBe(NOW + 60_000);
   });
 });

@@ -7,7 +7,7 @@ import { MAX_TIME_MS } from './orderbook.js';
  * What stored history says about an instrument at an instant (docs/TIME-MACHINE.md §5): the newest
  * tick size, trade price and neg-risk flag at or before it, and the newest new_market and
  * market_resolved (plus the first resolution after it). Each part is a reverse read of one asset's
- * key range that stops at its first match; the assembly with metadata is src/clob/instrument.ts.
+ * key range that stops at its first match; the assembly with metadata is src/instruments/instrument.ts.
  */
 
 const AT = "fromUnixTimestamp64Milli({at:Int64}, 'UTC')";
@@ -36,8 +36,7 @@ SELECT * FROM (SELECT 'book_trade' AS what, toUnixTimestamp64Milli(t) AS ms, seq
   WHERE asset_id = {asset_id:String} AND is_checkpoint = 0 AND last_trade_price IS NOT NULL AND t <= ${AT} ${NEWEST})
 UNION ALL
 SELECT * FROM (SELECT 'neg_risk' AS what, toUnixTimestamp64Milli(t) AS ms, seq, toFloat64(assumeNotNull(neg_risk)) AS value FROM market_events
-  WHERE asset_id = {asset_id:String} AND event = 'new_market' AND neg_risk IS NOT NULL AND t <= ${AT} ${NEWEST})
-SETTINGS output_format_json_quote_64bit_integers = 0`;
+  WHERE asset_id = {asset_id:String} AND event = 'new_market' AND neg_risk IS NOT NULL AND t <= ${AT} ${NEWEST})`;
 
 type Row = { what: string; ms: number; seq: number; value: number };
 
@@ -69,8 +68,7 @@ SELECT * FROM (SELECT ${EVENT_COLUMNS}, 0 AS later FROM market_events
 UNION ALL
 SELECT * FROM (SELECT ${EVENT_COLUMNS}, 1 AS later FROM market_events
   WHERE asset_id = {asset_id:String} AND event = 'market_resolved' AND t > ${AT}
-  ORDER BY t, seq LIMIT 1)
-SETTINGS output_format_json_quote_64bit_integers = 0`;
+  ORDER BY t, seq LIMIT 1)`;
 
 /** The asset's market as the stored ticks name it (asset_stats: one small row per asset, no scan of ticks). */
 const MARKET_SQL = 'SELECT any(market) AS market FROM asset_stats WHERE asset_id = {asset_id:String}';
@@ -121,15 +119,13 @@ SELECT asset_id, ${EVENT_COLUMNS}, seq, new_tick_size, neg_risk
 FROM market_events
 WHERE asset_id IN {ids:Array(String)} AND event IN ('tick_size_change', 'new_market', 'market_resolved')
 ORDER BY asset_id, t DESC, seq DESC
-LIMIT 1 BY asset_id, event
-SETTINGS output_format_json_quote_64bit_integers = 0`;
+LIMIT 1 BY asset_id, event`;
 
 const CURRENT_BOOK_TICKS_SQL = `
 SELECT asset_id, toUnixTimestamp64Milli(max(latest).1) AS ms, max(latest).2 AS seq, max(latest).3 AS value
 FROM book_tick_sizes
 WHERE asset_id IN {ids:Array(String)}
-GROUP BY asset_id
-SETTINGS output_format_json_quote_64bit_integers = 0`;
+GROUP BY asset_id`;
 
 /** Ids per query: the bound array travels in the URL of a server engine (see queries/clob.ts). */
 const IDS_PER_QUERY = 100;

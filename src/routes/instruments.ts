@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
-import { checkHistoryWindow } from '../auth/history-window.js';
+import { checkHistoryWindow, existingEnd } from '../auth/history-window.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ok } from '../http/envelope.js';
@@ -57,7 +57,7 @@ const InstrumentSchema = z
     market: z.string(),
     question: z.string(),
     ...INSTRUMENT_FIELDS,
-    as_of: z.number().int().openapi({ description: 'The instant answered for, Unix ms' }),
+    as_of: z.number().int().openapi({ description: 'The instant answered for, Unix ms (a later timestamp than now + 1 minute answers as of then)' }),
   })
   .openapi('Instrument');
 
@@ -80,7 +80,8 @@ export function registerInstrumentsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
   app.openapi(instrumentsRoute, async (c) => {
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.timestamp });
-    const at = q.timestamp ?? deps.clock.now();
+    // No later event can exist than now + the clock lead: a later instant answers as that one does (as_of says so).
+    const at = existingEnd(c, q.timestamp ?? deps.clock.now());
     const signal = c.req.raw.signal;
     const [trading, listing, meta] = await Promise.all([
       tradingHistoryAt(engine, q.asset_id, at, signal),
