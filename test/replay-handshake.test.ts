@@ -305,9 +305,13 @@ describe('metrics', () => {
     ws.send(JSON.stringify({ assets_ids: ['1001', '2001'], type: 'market' }));
     await closed;
     const events = got.slice(1).reduce((n, text) => n + (JSON.parse(text).price_changes?.length ?? 1), 0);
+    // Stored events: the ticks and the tick size changes (the other market events only go to a
+    // subscription with custom_feature_enabled, docs/TIME-MACHINE.md §1).
     const stored = await svc.te.engine.rows<{ n: number }>(
-      `SELECT count() AS n FROM ticks WHERE asset_id IN ('1001',` +
-        ` '2001') AND t > fromUnixTimestamp64Milli(${MIDNIGHT}) SETTINGS output_format_json_quote_64bit_integers = 0`,
+      `SELECT (SELECT count() FROM ticks WHERE asset_id IN ('1001', '2001') AND t > fromUnixTimestamp64Milli(${MIDNIGHT})) +` +
+        ` (SELECT count() FROM market_events WHERE event = 'tick_size_change' AND asset_id IN ('1001', '2001')` +
+        ` AND t > fromUnixTimestamp64Milli(${MIDNIGHT})) AS n` +
+        ' SETTINGS output_format_json_quote_64bit_integers = 0',
     );
     expect(events).toBe(stored[0].n);
     expect(await metric('tickhouse_replay_events_total')).toBe(before + events);

@@ -48,7 +48,12 @@ interface Accepted {
  * protocols, with the app's headers (X-Request-Id, X-RateLimit-*) on the 101.
  */
 export class ReplayServer implements UpgradeHandler {
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
+  // allowSynchronousEvents false: one client message per turn of the event loop. A client speaks a
+  // few subscriptions and a PING every few seconds, so nothing is lost; a flood of messages in one
+  // read (64 KB of PINGs is 6,500 of them, and libuv reads up to 32 times a turn) then waits its
+  // turn beside every other request instead of holding the loop for a second, and the unread rest
+  // pushes back on the client's socket (ws stops reading while a message waits).
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20, allowSynchronousEvents: false });
   private readonly handshakes = new WeakMap<Request, Accepted | null>();
 
   constructor(private readonly deps: { engine: Engine; books: BookReader; fetch: AppFetch }) {

@@ -44,7 +44,7 @@ export const RSS_HEADROOM = 300 * 2 ** 20;
 export const RSS_PER_HELD_CONNECTION = 2 * 2 ** 20;
 /**
  * While a case holds connections open, the RSS may exceed what it was before the case by this plus
- * RSS_PER_HELD_CONNECTION each: V8's new space (up to 32 MB) and allocator noise; clean runs stay
+ * RSS_PER_HELD_CONNECTION each: V8's new space (up to 32 MB: service.ts pins it) and allocator noise; clean runs stay
  * under ~40 MB. A queue per message the client does not read grows past it in a second or two.
  */
 export const RSS_CASE_SLACK = 64 * 2 ** 20;
