@@ -28,13 +28,6 @@ export interface SessionDeps {
  * stalled one costs nothing.
  */
 const HIGH_WATER = 1 << 20;
-/**
- * Frames the socket may hold unsent, whatever their bytes: each costs a write request and its buffers
- * (a few hundred bytes of this process) beside its own bytes, so 1 MiB of 6-byte PONGs would hold
- * ~100 MB. Bounded by count as well (a replay frame is rarely under 128 bytes, so HIGH_WATER bounds the
- * data), a PING flood that is never read costs a few MB.
- */
-const HIGH_WATER_FRAMES = 8192;
 /** Initial books read at once when many assets subscribe together. */
 const BOOK_READS = 4;
 
@@ -93,8 +86,6 @@ export class ReplaySession {
   private index = 0;
   private wake: () => void = NOTHING_TO_WAKE;
   private closed = false;
-  /** Frames handed to the socket that it has not written yet (see HIGH_WATER_FRAMES). */
-  private unsentFrames = 0;
   /** Aborted when the connection ends: cancels book reads in flight. */
   private readonly lifetime = new AbortController();
 
@@ -353,7 +344,7 @@ export class ReplaySession {
   }
 
   /**
-   * The one way a frame leaves. Below HIGH_WATER (bytes and frames) it is queued on the socket; at or above it the
+   * The one way a frame leaves. Below HIGH_WATER it is queued on the socket; at or above it the
    * frame still goes (it is already made) but the client's messages stop being read (`pause`) until
    * the socket has taken it, and the promise returned resolves then. So a client that sends without
    * reading (subscription churn, PING floods) fills its own socket buffers, never this process.
@@ -365,33 +356,20 @@ export class ReplaySession {
       this.stop();
       return undefined;
     }
-    const behind = this.behind();
-    this.unsentFrames++;
-    if (!behind) {
-      this.ws.send(text, this.frameTaken);
+    if (this.ws.bufferedAmount < HIGH_WATER) {
+      this.ws.send(text);
       return undefined;
     }
     this.ws.pause();
     return new Promise((resolve) =>
       this.ws.send(text, (err) => {
-        this.frameTaken();
         // Resumed on a failed send too: ws emits 'close' only once its receiver, paused here, has
         // run to the end.
-        if (err || !this.behind()) this.ws.resume();
+        if (err || this.ws.bufferedAmount < HIGH_WATER) this.ws.resume();
         resolve();
       }),
     );
   }
-
-  /** The socket holds more than the client should make this process keep (HIGH_WATER, HIGH_WATER_FRAMES). */
-  private behind(): boolean {
-    return this.ws.bufferedAmount >= HIGH_WATER || this.unsentFrames >= HIGH_WATER_FRAMES;
-  }
-
-  /** A frame left the socket (or failed to): ws calls back once per frame, in order. */
-  private readonly frameTaken = (): void => {
-    this.unsentFrames--;
-  };
 
   private stopSource(): void {
     if (!this.source) return;
