@@ -1,37 +1,102 @@
-"""tickhouse: Polymarket ticks, order books and candles from a tickhouse service, as DataFrames."""
+"""tickhouse: Polymarket ticks, order books and candles from a tickhouse service, as DataFrames.
 
-from ._client import AUTO_PROBE_ROWS, Book, Client
+``Client`` has one method per endpoint; ``tickhouse.errors`` holds every exception it raises (all
+derive from ``TickhouseError``); the typed dicts of its answers are exported here too.
+"""
+
+from ._book import Book
+from ._client import API_KEY_ENV, AUTO_PROBE_ROWS, Client
 from ._export import ExportResult
-from ._time import to_ms
+from ._time import TimeLike, to_ms
+from ._types import (
+    Account,
+    BillingStatus,
+    BookEvent,
+    Coverage,
+    CoverageDay,
+    ExecutionPrice,
+    Invoice,
+    InvoiceCreated,
+    LastTradePriceEvent,
+    Level,
+    MarketStats,
+    Price,
+    PriceChangeEvent,
+    PriceChangeItem,
+    Registration,
+    ReplayEvent,
+)
 from .errors import (
+    ApiError,
+    BadRequest,
+    ConnectionFailed,
+    ConnectionLost,
     DataAccessDenied,
+    ExpectationFailed,
+    HeaderTooLarge,
     InternalError,
     InvalidApiKey,
     InvalidParameter,
+    InvalidSignature,
     NotFound,
     PayloadTooLarge,
+    PaymentProviderError,
+    PaymentsUnavailable,
     RateLimitExceeded,
     ReplayClosed,
+    RequestTimeout,
     ServiceUnavailable,
     TickhouseError,
     TooManyRegistrations,
+    TransportError,
+    UpgradeRequired,
 )
 
 __all__ = [
+    "API_KEY_ENV",
     "AUTO_PROBE_ROWS",
+    "Account",
+    "ApiError",
+    "BadRequest",
+    "BillingStatus",
     "Book",
+    "BookEvent",
     "Client",
+    "ConnectionFailed",
+    "ConnectionLost",
+    "Coverage",
+    "CoverageDay",
     "DataAccessDenied",
+    "ExecutionPrice",
+    "ExpectationFailed",
     "ExportResult",
+    "HeaderTooLarge",
     "InternalError",
     "InvalidApiKey",
     "InvalidParameter",
+    "InvalidSignature",
+    "Invoice",
+    "InvoiceCreated",
+    "LastTradePriceEvent",
+    "Level",
+    "MarketStats",
     "NotFound",
     "PayloadTooLarge",
+    "PaymentProviderError",
+    "PaymentsUnavailable",
+    "Price",
+    "PriceChangeEvent",
+    "PriceChangeItem",
     "RateLimitExceeded",
+    "Registration",
     "ReplayClosed",
+    "ReplayEvent",
+    "RequestTimeout",
     "ServiceUnavailable",
     "TickhouseError",
+    "TimeLike",
     "TooManyRegistrations",
+    "TransportError",
+    "UpgradeRequired",
     "to_ms",
 ]
