@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
@@ -205,12 +206,19 @@ class Client:
         pandas.DataFrame
             ``market, asset_id, side, first_seen, last_seen, total_ticks, question, slug``;
             ``first_seen``/``last_seen`` as UTC timestamps, ``side`` the outcome label (``YES``, ``NO``, …).
+
+        Warns
+        -----
+        UserWarning
+            While a first start's demo dataset is still loading (counts are partial).
         """
         rows: list[dict[str, Any]] = []
         while True:
             page = min(limit - len(rows), _MAX_MARKETS_PAGE) if limit is not None else _MAX_MARKETS_PAGE
             answer = self._t.call("GET", "/v1/markets", params={"search": search, "limit": page, "offset": offset + len(rows)}, auth=False)
             rows += answer["data"]
+            if answer["meta"].get("loading"):
+                warnings.warn("the service is still loading its demo dataset: these counts are partial (its /readyz says when it is done)", stacklevel=2)
             if answer["meta"]["count"] < page or (limit is not None and len(rows) >= limit):
                 break
         frame = pd.DataFrame(rows, columns=["market", "asset_id", "side", "first_seen", "last_seen", "total_ticks", "question", "slug"])
