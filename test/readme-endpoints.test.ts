@@ -14,7 +14,7 @@ const squash = (text: string) => text.replace(/\s+/g, ' ');
  * `METHOD /path` entries of the table's first column. A bare `/path` keeps the method before it; `…/x`
  * is a sibling of the path before it (the same parent).
  */
-export function tableEndpoints(readme: string): string[] {
+function tableEndpoints(readme: string): string[] {
   const table = readme.split(/^\| endpoint \| auth \| what \|\n\|---\|---\|---\|\n/m)[1];
   const out: string[] = [];
   for (const line of table.split('\n')) {

@@ -31,7 +31,7 @@ interface Block {
   code: string;
 }
 
-export function blocksOf(file: string, text: string): Block[] {
+function blocksOf(file: string, text: string): Block[] {
   return [...text.matchAll(/^( *)```(\w+)\n([\s\S]*?)^\1```$/gm)].map((m) => ({
     file,
     line: text.slice(0, m.index).split('\n').length,
