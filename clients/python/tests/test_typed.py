@@ -35,6 +35,8 @@ def test_a_users_script_checks_with_concrete_types(tmp_path: Path) -> None:
         ('via="parquet"), pa.Table)', 'via="parquet"), pd.DataFrame)'),
         ('assert_type(cost["average_price"], float | None)', 'assert_type(cost["average_price"], str)'),
         ('assert_type(event["price_changes"][0]["best_bid"], str)', 'assert_type(event["price_changes"][0]["best_bid"], float)'),
+        ('fields="all", as_="polars"), pl.DataFrame)', 'fields="all", as_="polars"), pd.DataFrame)'),
+        ('assert_type(instrument["fees"]["rate"], float | None)', 'assert_type(instrument["fees"]["rate"], str)'),
     ]:
         assert source.count(right) == 1, right
         broken = tmp_path / "broken_usage.py"

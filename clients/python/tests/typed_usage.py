@@ -19,6 +19,7 @@ ticks = client.ticks(asset, now - pd.Timedelta(hours=6), now)
 assert_type(ticks, pd.DataFrame)
 assert_type(client.ticks(asset, now - pd.Timedelta(hours=6), now, as_="polars"), pl.DataFrame)
 assert_type(client.ticks(asset, "2026-11-24T08:00:00Z", now, "price_change", as_="arrow", via="parquet"), pa.Table)
+assert_type(client.ticks(asset, now - pd.Timedelta(hours=1), now, fields="all", as_="polars"), pl.DataFrame)
 assert_type(client.candles(asset, "1m", start=now - pd.Timedelta(hours=1)), pd.DataFrame)
 assert_type(client.candles(asset, limit=24, as_="polars"), pl.DataFrame)
 assert_type(client.books(asset, now - pd.Timedelta(minutes=5), now, depth=5, as_="arrow"), pa.Table)
@@ -31,6 +32,9 @@ assert_type(cost["average_price"], float | None)
 assert_type(client.me()["requests_today"], int)
 assert_type(client.coverage(asset, now - pd.Timedelta(days=3), now)["days"][0]["condition"], Literal["available", "degraded", "missing", "unknown"])
 assert_type(client.book(asset).bids, pd.DataFrame)
+instrument = client.instrument(asset, now - pd.Timedelta(days=1))
+assert_type(instrument["fees"]["rate"], float | None)
+assert_type(instrument["source"]["tick_size"], Literal["history", "metadata", "default"])
 
 for event in client.replay([asset], now - pd.Timedelta(minutes=10), now, speed="max"):
     if event["event_type"] == "price_change":

@@ -25,6 +25,7 @@ from ._types import (
     BillingStatus,
     Coverage,
     ExecutionPrice,
+    Instrument,
     InvoiceCreated,
     MarketStats,
     PaidPlan,
@@ -41,6 +42,8 @@ EventType = Literal["price_change", "book", "last_trade_price"]
 Resolution = Literal["1m", "5m", "15m", "1h", "4h", "1d"]
 Via = Literal["auto", "json", "parquet", "csv", "jsonl"]
 AssetId = str | int
+# ``fields=`` of ticks: "all", "book_side,seq" or a list of names (docs/API.md §4).
+TickFields = str | Sequence[str]
 
 #: The environment variable the API key is read from when ``Client`` is given none.
 API_KEY_ENV = "TICKHOUSE_API_KEY"
@@ -410,18 +413,50 @@ class Client:
 
     @overload
     def ticks(
-        self, asset_id: AssetId, start: TimeLike, end: TimeLike, event_type: EventType | None = ..., *, as_: Literal["pandas"] = ..., via: Via = ...
+        self,
+        asset_id: AssetId,
+        start: TimeLike,
+        end: TimeLike,
+        event_type: EventType | None = ...,
+        *,
+        as_: Literal["pandas"] = ...,
+        via: Via = ...,
+        fields: TickFields | None = ...,
     ) -> pd.DataFrame: ...
     @overload
     def ticks(
-        self, asset_id: AssetId, start: TimeLike, end: TimeLike, event_type: EventType | None = ..., *, as_: Literal["polars"], via: Via = ...
+        self,
+        asset_id: AssetId,
+        start: TimeLike,
+        end: TimeLike,
+        event_type: EventType | None = ...,
+        *,
+        as_: Literal["polars"],
+        via: Via = ...,
+        fields: TickFields | None = ...,
     ) -> pl.DataFrame: ...
     @overload
     def ticks(
-        self, asset_id: AssetId, start: TimeLike, end: TimeLike, event_type: EventType | None = ..., *, as_: Literal["arrow"], via: Via = ...
+        self,
+        asset_id: AssetId,
+        start: TimeLike,
+        end: TimeLike,
+        event_type: EventType | None = ...,
+        *,
+        as_: Literal["arrow"],
+        via: Via = ...,
+        fields: TickFields | None = ...,
     ) -> pa.Table: ...
     def ticks(
-        self, asset_id: AssetId, start: TimeLike, end: TimeLike, event_type: EventType | None = None, *, as_: Output = "pandas", via: Via = "auto"
+        self,
+        asset_id: AssetId,
+        start: TimeLike,
+        end: TimeLike,
+        event_type: EventType | None = None,
+        *,
+        as_: Output = "pandas",
+        via: Via = "auto",
+        fields: TickFields | None = None,
     ) -> Frame:
         """Every tick of ``asset_id`` in ``[start, end]``, ascending (``GET /v1/ticks``, ``/v1/ticks/export``).
 
@@ -437,39 +472,48 @@ class Client:
             ``auto`` answers a range of up to 10,000 ticks from one JSON page and a larger one from one
             Parquet export (one request, several times faster); ``json`` walks ``/v1/ticks`` pages by
             ``next_cursor``; the others read that export format. Every path gives the same frame.
+        fields : "all", str or sequence of str, optional
+            Opt-in columns appended in this order (docs/API.md §4): ``book_side`` (``bid``/``ask`` of a
+            price change), ``taker_side`` (``buy``/``sell`` of a trade, ``""`` otherwise), ``local_t``
+            (when the frame was received, UTC timestamp in µs), ``seq`` (arrival order). ``"all"`` names
+            all four; ``"book_side,seq"`` or a list names some.
 
         Returns
         -------
         pandas.DataFrame, polars.DataFrame or pyarrow.Table
             ``t`` (UTC timestamp, ms), ``event``, ``side`` (the outcome label), ``best_bid``, ``best_ask``
             (after the tick), ``price``, ``size`` (the level's new total for a price_change; the trade's
-            for a last_trade_price; 0 for a book).
+            for a last_trade_price; 0 for a book), then the ``fields`` asked for.
         """
+        names = _frames.tick_fields(fields)
+        schema = _frames.tick_schema(names)
         params = {"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end"), "event_type": event_type}
+        if names:
+            params["fields"] = ",".join(names)
         if via in ("parquet", "csv", "jsonl"):
-            table = self._ticks_export(params, via)
+            table = self._ticks_export(params, via, schema)
         elif via == "json":
-            table = self._ticks_pages(params, _MAX_TICKS_PAGE)
+            table = self._ticks_pages(params, _MAX_TICKS_PAGE, schema)
         elif via == "auto":
             first = self._t.call("GET", "/v1/ticks", params={**params, "limit": AUTO_PROBE_ROWS})
             complete = first["meta"]["next_cursor"] is None
-            table = _frames.ticks_from_rows(first["data"]) if complete else self._ticks_export(params, "parquet")
+            table = _frames.ticks_from_rows(first["data"], schema) if complete else self._ticks_export(params, "parquet", schema)
         else:
             raise ValueError(f'via must be "auto", "json", "parquet", "csv" or "jsonl"; got {via!r}')
         return _frames.convert(table, as_)
 
-    def _ticks_pages(self, params: dict[str, Any], limit: int) -> pa.Table:
+    def _ticks_pages(self, params: dict[str, Any], limit: int, schema: pa.Schema = _frames.TICK_SCHEMA) -> pa.Table:
         tables = []
         cursor = None
         while True:
             answer = self._t.call("GET", "/v1/ticks", params={**params, "limit": limit, "cursor": cursor})
-            tables.append(_frames.ticks_from_rows(answer["data"]))
+            tables.append(_frames.ticks_from_rows(answer["data"], schema))
             cursor = answer["meta"]["next_cursor"]
             if cursor is None:
                 return pa.concat_tables(tables).combine_chunks()
 
-    def _ticks_export(self, params: dict[str, Any], format: TickFormat) -> pa.Table:
-        return _frames.read_ticks(self._download("/v1/ticks/export", {**params, "format": format}, format), format)
+    def _ticks_export(self, params: dict[str, Any], format: TickFormat, schema: pa.Schema = _frames.TICK_SCHEMA) -> pa.Table:
+        return _frames.read_ticks(self._download("/v1/ticks/export", {**params, "format": format}, format), format, schema)
 
     def _download(self, path: str, params: dict[str, Any], format: str) -> bytes:
         # Parquet is compressed already: a second compression would only cost CPU on both ends.
@@ -625,6 +669,33 @@ class Client:
                     break
                 params["start"] = page[-1]["timestamp"] + _RESOLUTION_MS[resolution]
         return _frames.convert(_frames.candles_from_rows(rows), as_)
+
+    def instrument(self, asset_id: AssetId, at: TimeLike | None = None) -> Instrument:
+        """A token's tick size, minimum order, neg-risk, fees, status and winner as they were at ``at``
+        (``GET /v1/instruments``, docs/TIME-MACHINE.md §5).
+
+        Parameters
+        ----------
+        asset_id : str or int
+        at : time, optional
+            Default: now. A time after now + 1 minute is answered as of then (``as_of`` says so).
+
+        Returns
+        -------
+        Instrument
+            The fields, and in ``source`` where each comes from: ``history`` (the stored market channel
+            at or before ``at``), ``metadata`` (Gamma's, describing the market today) or ``default``
+            (Polymarket's: tick 0.01, minimum order 5).
+
+        Raises
+        ------
+        NotFound
+            Neither history nor metadata knows the token.
+        DataAccessDenied
+            ``at`` is before the plan's window.
+        """
+        params = {"asset_id": str(asset_id), "timestamp": _ms(at, "at")}
+        return cast(Instrument, self._t.call("GET", "/v1/instruments", params=params)["data"])
 
     def coverage(self, asset_id: AssetId, start: TimeLike, end: TimeLike) -> Coverage:
         """What the recorder captured of ``asset_id`` in ``[start, end]`` (``GET /v1/coverage``, docs/TIME-MACHINE.md §4).

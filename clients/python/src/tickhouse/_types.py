@@ -159,6 +159,58 @@ class Coverage(TypedDict):
     days: list[CoverageDay]
 
 
+Source = Literal["history", "metadata", "default"]
+
+
+class Fees(TypedDict):
+    """``Instrument.fees``: what is known of the fee schedule (None = stated nowhere). Taker fee =
+    size × rate × (p × (1 − p)) ** exponent USDC (docs/TIME-MACHINE.md §5)."""
+
+    enabled: bool | None
+    taker_base_fee: float | None
+    maker_base_fee: float | None
+    rate: float | None
+    exponent: float | None
+    taker_only: bool | None
+    rebate_rate: float | None
+
+
+class Winner(TypedDict):
+    asset_id: str
+    outcome: str
+
+
+class InstrumentSources(TypedDict):
+    """Where each ``Instrument`` field comes from: stored history as of the instant, market metadata (today's), or Polymarket's default."""
+
+    market: Source
+    outcome: Source
+    question: Source
+    tick_size: Source
+    min_order_size: Source
+    neg_risk: Source
+    fees: Source
+    status: Source
+
+
+class Instrument(TypedDict):
+    """``GET /v1/instruments`` (docs/TIME-MACHINE.md §5): a token's trading rules, fees and status as of ``as_of``."""
+
+    asset_id: str
+    market: str
+    question: str
+    outcome: str
+    tick_size: float
+    min_order_size: float
+    neg_risk: bool
+    fees: Fees
+    status: Literal["open", "resolved"]
+    winner: Winner | None
+    resolved_at: int | None
+    source: InstrumentSources
+    as_of: int
+
+
 # --- the replay's events, in Polymarket's market-channel shapes (numbers as text) ------------------
 
 
