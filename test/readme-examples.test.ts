@@ -29,6 +29,8 @@ interface Block {
   line: number;
   lang: string;
   code: string;
+  /** The last `GET /v1/…` path the text names before the block: what a `json` block is an answer of. */
+  endpoint?: string;
 }
 
 function blocksOf(file: string, text: string): Block[] {
@@ -36,6 +38,7 @@ function blocksOf(file: string, text: string): Block[] {
     file,
     line: text.slice(0, m.index).split('\n').length,
     lang: m[2],
+    endpoint: [...text.slice(0, m.index).matchAll(/`GET (\/v1\/[a-z/-]+)/g)].at(-1)?.[1],
     // Indented blocks (inside a list item) lose their indentation.
     code: m[3]
       .split('\n')
@@ -54,6 +57,13 @@ const NOT_RUN: [string, string][] = [
   ['npm run migrate', 'operator commands on a store the running service holds; run by test/accounts-admin.test.ts and the bench'],
 ];
 const reasonFor = (b: Block) => (b.lang === 'python' ? 'run by the Python suite' : NOT_RUN.find(([first]) => b.code.startsWith(first))?.[1]);
+/** The members of an answer, nested objects' too (`fees.rate`), as a sorted list. */
+const members = (value: unknown, prefix = ''): string[] =>
+  value && typeof value === 'object' && !Array.isArray(value)
+    ? Object.entries(value)
+        .flatMap(([k, v]) => [`${prefix}${k}`, ...members(v, `${prefix}${k}.`)])
+        .sort()
+    : [];
 
 const blocks = FILES.flatMap((file) => blocksOf(file, readFileSync(join(ROOT, file), 'utf8')));
 const runnable = blocks.filter((b) => !reasonFor(b));
@@ -104,13 +114,14 @@ describe('README examples', () => {
   it('every block is run here or names why not', () => {
     const listing = blocks.map((b) => `${reasonFor(b) ? 'not run' : 'run    '}  ${label(b)}${reasonFor(b) ? `  (${reasonFor(b)})` : ''}`);
     console.log(`README blocks:\n${listing.join('\n')}`);
-    expect(blocks.filter((b) => !['sh', 'ts', 'js', 'python'].includes(b.lang)).map(label)).toEqual([]);
+    expect(blocks.filter((b) => !['sh', 'ts', 'js', 'python', 'json'].includes(b.lang)).map(label)).toEqual([]);
     expect(runnable.length).toBeGreaterThanOrEqual(6);
     expect(blocks.filter((b) => b.lang === 'python').length).toBeGreaterThanOrEqual(3);
   });
 
   it.each(runnable.map((b) => [label(b), b] as const))('%s', { timeout: 120_000 }, (_label, block) => {
     if (block.lang === 'sh') return runShell(block);
+    if (block.lang === 'json') return compareAnswer(block);
     const file = join(workDir, `snippet-${block.line}.${block.lang === 'ts' ? 'mts' : 'mjs'}`);
     writeFileSync(file, asPrinted(block.code));
     if (block.lang === 'ts') {
@@ -162,4 +173,17 @@ function runShell(block: Block) {
   if (block.code.includes('-o ticks.csv.zst')) expect(statSync(join(workDir, 'ticks.csv.zst')).size).toBeGreaterThan(100);
   if (block.code.includes('-o book.csv')) expect(readFileSync(join(workDir, 'book.csv'), 'utf8').split('\n').length).toBeGreaterThan(10);
   expect(existsSync(join(workDir, 'package.json'))).toBe(false);
+}
+
+/** A `json` block is an example answer of the endpoint the text names before it: it parses, and it has the members a real answer has. */
+async function compareAnswer(block: Block) {
+  expect(block.endpoint).toBeDefined();
+  const example = JSON.parse(block.code);
+  const url = `http://127.0.0.1:${port}${block.endpoint}?asset_id=${shellEnv.ASSET}`;
+  const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+  expect(res.status).toBe(200);
+  const { data } = (await res.json()) as { data: Record<string, unknown> };
+  // A null member of the real answer (a demo token is open, with no winner) is an object in the example.
+  const nullsOf = Object.keys(data).filter((k) => data[k] === null);
+  expect(members(example).filter((m) => !nullsOf.includes(m.split('.')[0]) || !m.includes('.'))).toEqual(members(data));
 }

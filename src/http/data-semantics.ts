@@ -1,7 +1,7 @@
 /**
  * What the numbers mean, in the words of README.md's "Data semantics" section: the OpenAPI document says
  * the same sentences, in its description and on the fields they concern (test/data-semantics.test.ts
- * finds each one, whole, in both). Where they restate docs/API.md, that file is the contract.
+ * finds each one, whole, in both: test/readme-endpoints.test.ts). Where they restate docs/API.md, that file is the contract.
  */
 export const SEMANTICS = {
   candles:
@@ -18,6 +18,9 @@ export const SEMANTICS = {
   zones:
     'datetime, first_seen and last_seen are UTC text YYYY-MM-DD HH:MM:SS.mmm without a zone suffix; plan_expires_at, expires_at and ' +
     'earliest_allowed are ISO 8601 with +00:00.',
+  fields:
+    'With fields= on /v1/ticks, book_side is the book side a price_change moved (bid or ask), taker_side the side of the taker of a trade (buy or ' +
+    'sell), and local_t when tickhouse received the frame, Unix milliseconds (UTC) with up to 3 decimals.',
   ranges: 'Ranges are inclusive at both ends: start ≤ t ≤ end, and since ≤ t ≤ until.',
   rateLimit: 'X-RateLimit-Reset is the next UTC midnight in Unix seconds; Retry-After is a number of seconds.',
 } as const;
