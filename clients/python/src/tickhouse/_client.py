@@ -671,8 +671,9 @@ class Client:
         return _frames.convert(_frames.candles_from_rows(rows), as_)
 
     def instrument(self, asset_id: AssetId, at: TimeLike | None = None) -> Instrument:
-        """A token's tick size, minimum order, neg-risk, fees, status and winner as they were at ``at``
-        (``GET /v1/instruments``, docs/TIME-MACHINE.md §5).
+        """A token's trading rules, fees and status as they were at ``at`` (``GET /v1/instruments``).
+
+        Tick size, minimum order, neg-risk, fees, open/resolved and winner (docs/TIME-MACHINE.md §5).
 
         Parameters
         ----------
