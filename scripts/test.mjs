@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // `npm test`: the whole suite twice — on the embedded engine, then through the ClickHouse server
 // backend's HTTP code path (TEST_BACKEND=http) — then the Python client's suite (pytest, against a
-// service it starts), and says loudly which suites could not run here.
+// service it starts, from a virtual environment it makes), and says loudly which suites could not run here.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 const has = (cmd, args = ['--version']) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
 const skipped = [];
@@ -20,13 +21,10 @@ if (!existsSync('/usr/bin/chromium')) {
   if (process.env.TEST_REQUIRE_BROWSER === '1') fail('/usr/bin/chromium is not installed but TEST_REQUIRE_BROWSER=1');
   skipped.push('dashboard browser suite: /usr/bin/chromium is not installed (apt-get install chromium)');
 }
-// The Python client's suite needs its package and test extras: pip install './clients/python[test]'.
-const pythonReady = has('python3', ['-c', 'import tickhouse, pytest, polars, schemathesis, mypy, py_clob_client, ruff']);
-if (!pythonReady) {
-  if (process.env.TEST_REQUIRE_PYTHON === '1')
-    fail("the Python client's test dependencies are missing but TEST_REQUIRE_PYTHON=1 (pip install './clients/python[test]')");
-  skipped.push("Python client suite (clients/python): python3 with pip install './clients/python[test]' is needed");
-}
+// The Python client's suite runs from the repository's own virtual environment, .venv/ (gitignored):
+// made on first use, ./clients/python[test] installed into it from PyPI, so a fresh clone needs nothing
+// but python3. The client is installed again whenever its sources changed since the last install.
+const python = preparePython();
 warn(skipped);
 
 const extra = process.argv.slice(2);
@@ -45,6 +43,7 @@ const runs = [
     backend: 'http',
     args: [
       'test/dashboard.browser.test.ts',
+      'test/demo.browser.test.ts',
       'test/fuzz-service.test.ts',
       'test/coverage.browser.test.ts',
       'test/billing-replicas.test.ts',
@@ -69,16 +68,16 @@ for (const run of runs) {
   results.push({ name: `TEST_BACKEND=${run.backend}`, ok: r.status === 0, failures: failuresIn(report) });
 }
 rmSync(reports, { recursive: true, force: true });
-if (pythonReady) {
-  console.log('\n=== npm test: Python client (pytest clients/python) ===\n');
+if (python) {
+  console.log('\n=== npm test: Python client (pytest clients/python, from .venv) ===\n');
   // Any non-zero exit fails the run, pytest's 5 ("no tests collected") included. -rfEs lists failures,
   // errors and skips at the end, where a CI log's tail shows them.
-  const r = spawnSync('python3', ['-m', 'pytest', '-q', '-rfEs', '-p', 'no:cacheprovider', 'clients/python/tests'], { stdio: 'inherit' });
+  const r = spawnSync(python, ['-m', 'pytest', '-q', '-rfEs', '-p', 'no:cacheprovider', 'clients/python/tests'], { stdio: 'inherit' });
   results.push({ name: 'Python client (pytest)', ok: r.status === 0 });
   // The client's code under one formatter and linter too (ruff, configured in its pyproject.toml).
   console.log('\n=== npm test: Python client (ruff format --check, ruff check) ===\n');
-  const format = spawnSync('python3', ['-m', 'ruff', 'format', '--check', 'clients/python'], { stdio: 'inherit' });
-  const check = spawnSync('python3', ['-m', 'ruff', 'check', 'clients/python'], { stdio: 'inherit' });
+  const format = spawnSync(python, ['-m', 'ruff', 'format', '--check', 'clients/python'], { stdio: 'inherit' });
+  const check = spawnSync(python, ['-m', 'ruff', 'check', 'clients/python'], { stdio: 'inherit' });
   results.push({ name: 'Python client (ruff)', ok: format.status === 0 && check.status === 0 });
 }
 warn(skipped);
@@ -117,6 +116,52 @@ function failuresIn(report) {
     }
   }
   return lines;
+}
+
+/**
+ * `.venv/bin/python` with ./clients/python[test] installed, or null (the suite is skipped, loudly,
+ * unless TEST_REQUIRE_PYTHON=1 makes that a failure). pip uses its cache (~/.cache/pip), so a second
+ * clone installs without downloading.
+ */
+function preparePython() {
+  const unavailable = (why) => {
+    if (process.env.TEST_REQUIRE_PYTHON === '1') fail(`the Python client suite cannot run (TEST_REQUIRE_PYTHON=1): ${why}`);
+    skipped.push(`Python client suite (clients/python): ${why}`);
+    return null;
+  };
+  if (!has('python3')) return unavailable('python3 is not installed');
+  const venv = join(process.cwd(), '.venv');
+  const python = join(venv, 'bin', 'python');
+  if (!existsSync(python)) {
+    console.log('npm test: creating .venv/ for the Python suites (python3 -m venv .venv)');
+    const made = spawnSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
+    if (made.status !== 0) return unavailable('python3 -m venv failed (Debian: apt-get install python3-venv); remove .venv/ and retry');
+  }
+  const stamp = join(venv, 'tickhouse-client.sha256');
+  const digest = clientDigest();
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== digest) {
+    console.log("npm test: installing ./clients/python[test] into .venv/ (pip install './clients/python[test]')");
+    const started = performance.now();
+    const pip = spawnSync(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', './clients/python[test]'], { stdio: 'inherit' });
+    if (pip.status !== 0) return unavailable("pip install './clients/python[test]' into .venv/ failed (PyPI unreachable?)");
+    writeFileSync(stamp, digest);
+    console.log(`npm test: .venv/ ready in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  return python;
+}
+
+/** A digest of what pip installs from clients/python (its pyproject and package sources). */
+function clientDigest() {
+  const root = join(process.cwd(), 'clients', 'python');
+  const walk = (dir) =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? (e.name === '__pycache__' ? [] : walk(join(dir, e.name))) : [join(dir, e.name)],
+    );
+  const hash = createHash('sha256');
+  for (const file of [join(root, 'pyproject.toml'), join(root, 'README.md'), ...walk(join(root, 'src')).sort()]) {
+    hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex');
 }
 
 function warn(list) {

@@ -5,6 +5,7 @@ import { cachingBookReader } from './book-history/reader.js';
 import { registerDashboard } from './dashboard/serve.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './http/context.js';
+import { SEMANTICS_DESCRIPTION } from './http/data-semantics.js';
 import { ApiError } from './http/errors.js';
 import { accessLog, bearerChallenge, requestId } from './http/middleware.js';
 import { renderError, renderNotFound } from './http/render-error.js';
@@ -96,7 +97,7 @@ export function createApp(deps: AppDeps) {
     info: {
       title: 'tickhouse',
       version: '1.0.0',
-      description: 'Historical Polymarket order books at any millisecond, raw ticks, OHLCV candles and exports.',
+      description: `Historical Polymarket order books at any millisecond, raw ticks, OHLCV candles and exports.\n\n${SEMANTICS_DESCRIPTION}`,
       license: { name: 'Apache-2.0', url: 'https://www.apache.org/licenses/LICENSE-2.0' },
     },
     servers: [{ url: deps.config.publicUrl }],

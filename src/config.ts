@@ -106,6 +106,9 @@ const schema = z.object({
 
 export type Environment = z.infer<typeof schema>;
 
+/** Every variable the schema reads (README's two configuration tables list exactly these). */
+export const ENVIRONMENT_VARIABLES = Object.keys(schema.shape) as (keyof Environment)[];
+
 export type Config = Omit<Environment, 'PAYMENTS' | 'DEMO_DATA'> & {
   PAYMENTS: NonNullable<Environment['PAYMENTS']>;
   DEMO_DATA: boolean;

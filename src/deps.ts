@@ -15,4 +15,9 @@ export interface AppDeps {
   payments?: PaymentProvider | null;
   /** Point-in-time books; createApp reads them straight from the engine when absent. */
   books?: BookReader;
+  /**
+   * True while the first-start demo load fills the store (main.ts): /readyz answers 503 `loading` and
+   * /v1/markets says `meta.loading`, so nobody takes the growing counts for the dataset. Absent: never.
+   */
+  loading?: () => boolean;
 }

@@ -39,7 +39,9 @@ async function main() {
     log.warn('billing runs in sandbox mode: invoices are paid with a local Pay button, no money moves (set NOWPAYMENTS_API_KEY for real payments)');
   if (!payments) log.warn('payments are off: subscribe answers 503 payments_unavailable (set NOWPAYMENTS_API_KEY, or PAYMENTS=sandbox to try billing)');
 
-  const deps = { config, engine, accounts, clock: systemClock, payments };
+  // Partial data until the first-start demo load has finished or found the store already filled.
+  let loading = config.DEMO_DATA;
+  const deps = { config, engine, accounts, clock: systemClock, payments, loading: () => loading };
   const app = createApp(deps);
   // WebSocket handshakes (the replay) reach 'upgrade', not the request handler: the replay takes them.
   const server = createHttpServer(app.fetch, app.replay);
@@ -53,7 +55,11 @@ async function main() {
   log.info('listening', { url, openapi: `${url}/v1/openapi.json` });
   process.stdout.write(`\n  tickhouse is serving on ${url}  (dashboard: ${url}/, API contract: ${url}/v1/openapi.json)\n\n`);
   // Serve at once; a first start fills the empty store meanwhile (a few seconds of partial data).
-  loadDemoDataIfEmpty(deps).catch((err) => log.error('demo data failed to load', { error: errorText(err) }));
+  loadDemoDataIfEmpty(deps)
+    .catch((err) => log.error('demo data failed to load', { error: errorText(err) }))
+    .finally(() => {
+      loading = false;
+    });
   // The embedded engine allows one process per DATA_DIR, so the recorder can share this one's.
   const recorder = config.RECORDER ? await startRecorder(engine, loadRecorderOptions(process.env)) : null;
 

@@ -42,6 +42,24 @@ describe('operations', () => {
     expect(await res.json()).toEqual({ status: 'ready', clickhouse: true, account_store: true });
   });
 
+  it('while the demo dataset loads, /readyz says `loading` and /v1/markets says meta.loading; neither once it is in', async () => {
+    let loading = true;
+    const starting = createApp({ ...deps, loading: () => loading });
+    const ready = await starting.request('/readyz');
+    expect([ready.status, ready.headers.get('retry-after'), await ready.json()]).toEqual([
+      503,
+      '1',
+      { status: 'loading', clickhouse: true, account_store: true },
+    ]);
+    const markets = await starting.request('/v1/markets?limit=2');
+    expect((await markets.json()).meta).toEqual({ count: 0, offset: 0, limit: 2, total: 0, loading: true });
+    loading = false;
+    expect([(await starting.request('/readyz')).status, (await (await starting.request('/v1/markets?limit=2')).json()).meta]).toEqual([
+      200,
+      { count: 0, offset: 0, limit: 2, total: 0 },
+    ]);
+  });
+
   it('a flood of /readyz makes one check a second, shared by concurrent callers; a failing check is not reused', async () => {
     let pings = 0;
     let up = true;

@@ -214,6 +214,9 @@ describeInBrowser('test/dashboard.browser.test.ts')('dashboard in a real browser
     await error.waitFor();
     expect(await error.getAttribute('data-status')).toBe('401');
     expect(await error.textContent()).toContain('The API key was not accepted');
+    // Signing in is a first attempt, not an "again", and the form itself is the way forward.
+    expect(await error.locator('strong').textContent()).toBe('Key not accepted');
+    expect(await error.getByRole('button').count()).toBe(0);
     expect(await page.evaluate(() => localStorage.getItem('tickhouse.api_key'))).toBeNull();
     await page.getByLabel('API key', { exact: true }).fill(key);
     await page.getByTestId('signin-button').click();
@@ -289,11 +292,17 @@ describeInBrowser('test/dashboard.browser.test.ts')('dashboard in a real browser
     const ladder = page.getByTestId('book-ladder');
     expect(await ladder.locator('tr.bid td.price').first().textContent()).toBe(target.bid.toFixed(3));
     expect(await ladder.locator('tr.ask td.price').last().textContent()).toBe((target.bid + 0.02).toFixed(3));
-    // "Replay from here": the replay URL from the book's time to the last tick, with the key.
+    // "Replay from here": an hour from the book's time at 10×, as text (the key masked) and a Copy
+    // button that copies it whole; nothing on the page links to ws://.
     const replay = new URL(base.replace(/^http/, 'ws'));
     replay.pathname = '/v1/replay/market';
-    replay.search = new URLSearchParams({ from: String(target.t + 1), to: String(last.t), key }).toString();
-    expect(await page.getByTestId('replay-link').getAttribute('href')).toBe(replay.href);
+    replay.search = new URLSearchParams({ from: String(target.t + 1), to: String(target.t + 1 + 3_600_000), speed: '10', key }).toString();
+    await expect.poll(() => page.getByTestId('replay-url').inputValue()).toBe(replay.href.replace(key, `${key.slice(0, 12)}…${key.slice(-4)}`));
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await page.getByTestId('replay-copy').click();
+    await expect.poll(() => page.getByTestId('replay-copy').textContent()).toBe('Copied');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(replay.href);
+    expect(await page.locator('a[href^="ws"]').count()).toBe(0);
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-asset.png'), fullPage: true });
   });
 

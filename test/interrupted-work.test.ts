@@ -103,7 +103,7 @@ describe('the first-start demo load killed with -9', () => {
     };
     const expected = await counts(tempDir('demo-reference'), async (engine) => {
       await runMigrations(engine);
-      await seedDemo(engine, { ticks, endMs });
+      await seedDemo(engine, { ticks, endMs, captureStory: true });
     });
     expect(Number((expected[0] as { ticks: string }).ticks)).toBeGreaterThan(100_000);
     expect(await counts(dataDir)).toEqual(expected);

@@ -89,7 +89,11 @@ function signedOut(view) {
       },
     },
     h('h2', { id: 'signin-title' }, 'Sign in with a key'),
-    h('p', { class: 'muted' }, 'Paste your API key. It is kept in this browser only (localStorage) until you sign out.'),
+    h(
+      'p',
+      { class: 'muted' },
+      'Paste your API key (a first `npm start` prints one, on plan unlimited). It stays in this browser only (localStorage) until you sign out.',
+    ),
     field('API key', keyInput),
     h('button', { type: 'submit', 'data-testid': 'signin-button' }, 'Sign in'),
     signInError,

@@ -102,9 +102,16 @@ export function explain(err) {
   const upgrade = { label: 'See plans and upgrade', href: '#/account/plans' };
   switch (err.code) {
     case 'invalid_api_key':
+      // Signing in with a key for the first time: the form is right there, nothing to do "again".
+      if (!session.key) {
+        return {
+          title: 'Key not accepted',
+          text: 'The API key was not accepted: check that it was copied whole (it starts with th_live_), or create a new key.',
+        };
+      }
       return {
-        title: 'Sign in again',
-        text: 'The API key was not accepted: it may have been regenerated or mistyped.',
+        title: 'Your key is no longer accepted',
+        text: 'The API key was not accepted: it may have been regenerated in another window.',
         action: {
           label: 'Sign in again',
           run: () => {

@@ -1,6 +1,7 @@
 /**
- * One outcome token: candles, the order book at a chosen time, an execution-price calculator, a
- * tick export and a replay link from the book's time, all over the public API with the signed-in key.
+ * One outcome token: candles with the coverage strip, the order book at a chosen time, an
+ * execution-price calculator, a tick export and the replay URL from the book's time, all over the
+ * public API with the signed-in key.
  */
 import { api, errorBox, session } from './api.js';
 import { candlesChart } from './candles-chart.js';
@@ -11,7 +12,7 @@ import { exportBuilder } from './export-builder.js';
 import { earliestAllowed, fmtInt, fmtTime, parseUtcText } from './format.js';
 import { recallAsset, rememberAsset } from './markets-view.js';
 import { orderBook } from './order-book.js';
-import { replayLink } from './replay-link.js';
+import { replayControl } from './replay-control.js';
 
 const DEFAULT_RESOLUTION = '1h';
 
@@ -72,19 +73,10 @@ export function renderAsset(root, { assetId }) {
       const exporter = exportBuilder({ assetId, lo, hi });
       const coverage = coverageStrip({ assetId, lo, hi });
       chart.el.append(coverage.el);
-      const replay = replayLink({ from: hi, to: hi });
+      const replay = replayControl({ lo, hi });
       book.onTime(replay.setTime);
       parts.push(book, chart, exporter, coverage);
-      view.append(
-        h(
-          'p',
-          { class: 'replay-row' },
-          replay.el,
-          h('span', { class: 'hint' }, ' — the market from the book’s time on, over WebSocket in Polymarket’s protocol'),
-        ),
-        h('div', { class: 'asset-grid' }, chart.el, book.el),
-        h('div', { class: 'grid two' }, calculator.el, exporter.el),
-      );
+      view.append(h('div', { class: 'asset-grid' }, chart.el, book.el), h('div', { class: 'grid two' }, calculator.el, exporter.el, replay.el));
       chart.load?.(DEFAULT_RESOLUTION);
       book.start();
       coverage.load();

@@ -7,6 +7,7 @@ import { debounce, fill, h } from './dom.js';
 import { fmtInt, fmtTime, parseUtcText, shortId } from './format.js';
 
 const PAGE_SIZE = 50;
+const LOADING_RECHECK_MS = 5_000;
 const ASSET_CACHE = 'tickhouse.assets';
 
 /**
@@ -26,6 +27,7 @@ export function recallAsset(assetId) {
 export function renderMarkets(root, initial) {
   const stop = new AbortController();
   let { search, offset } = initial;
+  let reload = null;
 
   const stats = h('div', { class: 'stats', 'data-testid': 'market-stats' });
   const results = h('div', { class: 'results', 'aria-live': 'polite' });
@@ -39,6 +41,7 @@ export function renderMarkets(root, initial) {
   });
 
   const load = async () => {
+    clearTimeout(reload);
     // Keep the address shareable without a hashchange (which would rebuild the view and drop focus).
     const query = new URLSearchParams();
     if (search) query.set('search', search);
@@ -47,13 +50,22 @@ export function renderMarkets(root, initial) {
     results.setAttribute('aria-busy', 'true');
     try {
       const { data, meta } = await api('/v1/markets', { query: { search, limit: PAGE_SIZE, offset }, signal: stop.signal });
-      fill(results, table(data, meta));
+      fill(results, meta.loading ? loadingNote() : null, table(data, meta));
+      // A first start is still loading its demo data (docs: /readyz): look again until it is in.
+      if (meta.loading) reload = setTimeout(load, LOADING_RECHECK_MS);
     } catch (err) {
       if (err.name !== 'AbortError') fill(results, errorBox(err));
     } finally {
       results.removeAttribute('aria-busy');
     }
   };
+
+  const loadingNote = () =>
+    h(
+      'p',
+      { class: 'notice', role: 'status', 'data-testid': 'loading-note' },
+      'The demo dataset is still loading: counts grow until it is in (a minute or so).',
+    );
 
   const table = (rows, meta) => {
     if (rows.length === 0)
@@ -148,7 +160,10 @@ export function renderMarkets(root, initial) {
 
   load();
   if (!initial.search) input.focus({ preventScroll: true });
-  return () => stop.abort();
+  return () => {
+    clearTimeout(reload);
+    stop.abort();
+  };
 }
 
 function stat(label, value) {

@@ -47,7 +47,7 @@ const ASSETS: Record<string, AssetSpec> = {
   'coverage-strip.js': own('coverage-strip.js', JS),
   'execution-calculator.js': own('execution-calculator.js', JS),
   'export-builder.js': own('export-builder.js', JS),
-  'replay-link.js': own('replay-link.js', JS),
+  'replay-control.js': own('replay-control.js', JS),
   'lightweight-charts.js': {
     source: { path: join(chartsDist, 'lightweight-charts.standalone.production.js') },
     type: JS,

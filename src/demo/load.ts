@@ -41,7 +41,7 @@ async function loadDemoTicksIfEmpty(deps: Pick<AppDeps, 'config' | 'engine' | 'c
     log.info('empty store: loading the demo dataset', { ticks: load.ticks });
   }
   const started = performance.now();
-  const summary = await seedDemo(deps.engine, { ticks: load.ticks, endMs: load.endMs });
+  const summary = await seedDemo(deps.engine, { ticks: load.ticks, endMs: load.endMs, captureStory: true });
   writeDemoLoad(file, { ...load, finished: true });
   log.info('demo dataset loaded', { seconds: Math.round((performance.now() - started) / 100) / 10, summary });
 }

@@ -1,5 +1,6 @@
 import type { Engine } from '../clickhouse/engine.js';
 import { type ReplayProgress, replayLines } from '../ingest/frame-files.js';
+import { withCaptureStory } from './capture-story.js';
 import { generateDemo } from './frames.js';
 
 export interface SeedDemoOptions {
@@ -12,6 +13,8 @@ export interface SeedDemoOptions {
   /** Time of the last frame (default: now), so the demo reads as recent history. */
   endMs?: number;
   onProgress?: (progress: ReplayProgress) => void;
+  /** Weave in a recorder's capture records (capture-story.ts): every coverage condition shows. The first-start load does. */
+  captureStory?: boolean;
 }
 
 export interface SeedDemoSummary {
@@ -39,8 +42,10 @@ export async function seedDemo(engine: Engine, opts: SeedDemoOptions = {}): Prom
   const ticks = opts.ticks ?? DEMO_DEFAULT_TICKS;
   const seed = opts.seed ?? DEMO_DEFAULT_SEED;
   const demo = generateDemo({ seed, ticks, days: opts.days, markets: opts.markets, endMs: opts.endMs });
-  const sourceId = `demo-${seed}-${ticks}-${demo.gammaMarkets.length}-${demo.startMs}-${demo.endMs}`;
-  const summary = await replayLines(engine, demo.frames(), { sourceId, markets: demo.gammaMarkets, onProgress: opts.onProgress });
+  const sourceId = `demo-${seed}-${ticks}-${demo.gammaMarkets.length}-${demo.startMs}-${demo.endMs}${opts.captureStory ? '-story' : ''}`;
+  const markets = demo.gammaMarkets.map((m) => ({ conditionId: m.conditionId, tokens: JSON.parse(m.clobTokenIds) as string[] }));
+  const frames = opts.captureStory ? withCaptureStory(demo.frames(), markets, demo.startMs, demo.endMs) : demo.frames();
+  const summary = await replayLines(engine, frames, { sourceId, markets: demo.gammaMarkets, onProgress: opts.onProgress });
   return {
     sourceId,
     markets: demo.gammaMarkets.length,

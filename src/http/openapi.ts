@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { SEMANTICS } from './data-semantics.js';
 
 /** Shared OpenAPI pieces of the route files: the success envelope and the error bodies (docs/API.md §1, §6). */
 
@@ -33,7 +34,13 @@ const ERROR_RESPONSES = {
   404: errorBody('Not found: no book at or before that time, or no such invoice; `detail` holds only `message`', NotFoundSchema),
   413: errorBody('payload_too_large: request body over 16 KiB'),
   426: errorBody('upgrade_required: a plain request to a WebSocket endpoint (the replay)'),
-  429: errorBody('rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when'),
+  429: {
+    ...errorBody('rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when'),
+    headers: {
+      'Retry-After': { description: 'Seconds until the limit resets', schema: { type: 'integer' } },
+      'X-RateLimit-Reset': { description: `On data routes. ${SEMANTICS.rateLimit}`, schema: { type: 'integer' } },
+    },
+  },
   500: errorBody('internal_error (extra: request_id)'),
   502: errorBody('payment_provider_error: the payment processor failed; nothing was recorded'),
   503: errorBody(

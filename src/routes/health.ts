@@ -20,15 +20,20 @@ const readyz = createRoute({
   operationId: 'getReadiness',
   security: [],
   tags: ['operations'],
-  summary: 'ClickHouse and the account store are reachable',
+  summary: 'ClickHouse and the account store are reachable, and no first-start data load is under way',
+  description:
+    '503 `unavailable` while ClickHouse or the account store does not answer; 503 `loading` while the demo dataset of a first start is still ' +
+    'being loaded (the service answers meanwhile, from partial data). Both carry Retry-After.',
   responses: {
     200: {
       description: 'Ready',
       content: { 'application/json': { schema: z.object({ status: z.literal('ready'), clickhouse: z.boolean(), account_store: z.boolean() }) } },
     },
     503: {
-      description: 'A dependency is unreachable',
-      content: { 'application/json': { schema: z.object({ status: z.literal('unavailable'), clickhouse: z.boolean(), account_store: z.boolean() }) } },
+      description: 'A dependency is unreachable, or the demo dataset is still loading',
+      content: {
+        'application/json': { schema: z.object({ status: z.enum(['unavailable', 'loading']), clickhouse: z.boolean(), account_store: z.boolean() }) },
+      },
     },
   },
 });
@@ -69,9 +74,10 @@ export function registerHealthRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   app.openapi(healthz, (c) => c.json({ status: 'ok' as const }, 200));
   app.openapi(readyz, async (c) => {
     const [clickhouse, account_store] = await readiness();
-    if (clickhouse && account_store) return c.json({ status: 'ready' as const, clickhouse, account_store }, 200);
-    c.header('Retry-After', '5');
-    return c.json({ status: 'unavailable' as const, clickhouse, account_store }, 503);
+    const loading = deps.loading?.() ?? false;
+    if (clickhouse && account_store && !loading) return c.json({ status: 'ready' as const, clickhouse, account_store }, 200);
+    c.header('Retry-After', loading ? '1' : '5');
+    return c.json({ status: clickhouse && account_store ? ('loading' as const) : ('unavailable' as const), clickhouse, account_store }, 503);
   });
   app.openapi(metricsRoute, (c) => c.text(metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' }));
 }

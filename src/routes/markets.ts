@@ -2,6 +2,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
+import { SEMANTICS } from '../http/data-semantics.js';
 import { ok } from '../http/envelope.js';
 import { errorResponses, successResponse } from '../http/openapi.js';
 import { intParam, textParam } from '../http/params.js';
@@ -20,9 +21,9 @@ const MarketEntry = z
   .object({
     market: z.string(),
     asset_id: z.string(),
-    side: z.string(),
-    first_seen: z.string().openapi({ example: '2026-06-01 00:00:00.000' }),
-    last_seen: z.string(),
+    side: z.string().openapi({ description: SEMANTICS.side, example: 'YES' }),
+    first_seen: z.string().openapi({ description: SEMANTICS.zones, example: '2026-06-01 00:00:00.000' }),
+    last_seen: z.string().openapi({ description: 'Time of the newest tick; UTC text as first_seen' }),
     total_ticks: z.number().int(),
     question: z.string().optional(),
     slug: z.string().optional(),
@@ -48,7 +49,16 @@ const marketsRoute = createRoute({
     200: successResponse(
       'One page of tokens, by total_ticks desc then asset_id asc',
       z.array(MarketEntry),
-      z.object({ count: z.number().int(), offset: z.number().int(), limit: z.number().int(), total: z.number().int() }),
+      z.object({
+        count: z.number().int(),
+        offset: z.number().int(),
+        limit: z.number().int(),
+        total: z.number().int(),
+        loading: z
+          .literal(true)
+          .optional()
+          .openapi({ description: 'Present while the demo dataset of a first start is still loading: counts are partial (/readyz says `loading` too)' }),
+      }),
     ),
     ...errorResponses(400, 503),
   },
@@ -86,7 +96,8 @@ export function registerMarketsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): 
     const limit = q.limit ?? 100;
     const offset = q.offset ?? 0;
     const { entries, total } = await listMarkets(deps.engine, { search: q.search ?? '', limit, offset }, deps.clock.now(), c.req.raw.signal);
-    return ok(c, entries, { count: entries.length, offset, limit, total });
+    const loading = deps.loading?.() ? { loading: true as const } : {};
+    return ok(c, entries, { count: entries.length, offset, limit, total, ...loading });
   });
 
   app.openapi(statsRoute, async (c) => ok(c, await marketStats(deps.engine, deps.clock.now(), c.req.raw.signal)));

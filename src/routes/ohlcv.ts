@@ -3,6 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { assertInHistoryWindow, checkHistoryWindow } from '../auth/history-window.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
+import { SEMANTICS, semantics } from '../http/data-semantics.js';
 import { ok } from '../http/envelope.js';
 import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, timeParam } from '../http/params.js';
@@ -27,7 +28,7 @@ const Candle = z
     high: z.number(),
     low: z.number(),
     close: z.number(),
-    volume: z.number().int().openapi({ description: 'price_change ticks in the bucket' }),
+    volume: z.number().int().openapi({ description: SEMANTICS.volume }),
   })
   .openapi('Candle');
 
@@ -38,8 +39,9 @@ const ohlcvRoute = createRoute({
   tags: ['candles'],
   summary: 'OHLCV candles of best_bid over price_change ticks',
   description:
+    `${semantics('candles', 'volume', 'buckets')} ` +
     'Buckets with start in [floor(start), end]. Only start: the first `limit` from there; only end or neither (end = now): the last `limit` up to end; both: ' +
-    'the first `limit` from start. Always ascending; empty buckets omitted.',
+    'the first `limit` from start. Always ascending.',
   security: [{ bearer: [] }],
   request: { query: ohlcvQuery },
   responses: {

@@ -7,6 +7,7 @@ import { sampledBooks } from '../book-history/fold.js';
 import type { BookAt, BookReader } from '../book-history/port.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
+import { SEMANTICS } from '../http/data-semantics.js';
 import { datetimeText } from '../http/datetime.js';
 import { ok } from '../http/envelope.js';
 import { okHistorical } from '../http/immutable.js';
@@ -21,7 +22,7 @@ const BookSchema = z
     market: z.string(),
     asset_id: z.string(),
     timestamp: z.number().int().openapi({ description: 'Unix ms of the last event applied' }),
-    datetime: z.string().openapi({ example: '2025-12-23 09:19:06.487' }),
+    datetime: z.string().openapi({ description: SEMANTICS.zones, example: '2025-12-23 09:19:06.487' }),
     best_bid: z.number().openapi({ description: '0 when there are no bids' }),
     best_ask: z.number().openapi({ description: '1 when there are no asks' }),
     bids: z.array(LevelSchema).openapi({ description: 'Price descending' }),
@@ -122,6 +123,7 @@ const pricesHistoryRoute = createRoute({
   operationId: 'getPricesHistory',
   tags: ['orderbook'],
   summary: 'Midpoint after the last tick of each fidelity bucket; `t` in Unix seconds',
+  description: SEMANTICS.times,
   security: [{ bearer: [] }],
   request: {
     query: orderedRange(
@@ -139,7 +141,7 @@ const pricesHistoryRoute = createRoute({
   responses: {
     200: successResponse(
       'Points, ascending',
-      z.array(z.object({ t: z.number().int(), p: z.number() })),
+      z.array(z.object({ t: z.number().int().openapi({ description: 'Bucket start, Unix seconds (not ms)' }), p: z.number() })),
       z.object({ count: z.number().int(), fidelity: z.number().int() }),
     ),
     ...errorResponses(...DATA_ERRORS),

@@ -3,6 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { checkHistoryWindow, existingEnd } from '../auth/history-window.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
+import { SEMANTICS, semantics } from '../http/data-semantics.js';
 import { STREAMED_LIST_PREFIX, streamedJson, streamedListSuffix } from '../http/envelope.js';
 import { invalidParameter } from '../http/errors.js';
 import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
@@ -53,9 +54,9 @@ const exportQuery = orderedRange(
 
 const Tick = z
   .object({
-    t: z.number().int(),
+    t: z.number().int().openapi({ description: 'Unix ms (exchange time)' }),
     event: z.enum(EVENT_TYPES),
-    side: z.string(),
+    side: z.string().openapi({ description: SEMANTICS.side }),
     best_bid: z.number(),
     best_ask: z.number(),
     price: z.number(),
@@ -73,6 +74,7 @@ const ticksRoute = createRoute({
   operationId: 'getTicks',
   tags: ['ticks'],
   summary: 'Raw ticks of one asset, ascending by time then arrival, with cursor pagination',
+  description: semantics('ranges', 'times'),
   security: [{ bearer: [] }],
   request: { query: ticksQuery },
   responses: {

@@ -40,8 +40,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     regen_key = create_account(service.env, "free")
     service.start()
     try:
-        # The demo dataset loads after the service starts listening; wait until all of it is in.
-        service.wait_for(lambda: httpx.get(service.url + "/v1/markets/stats", timeout=10).json()["data"]["total_ticks"] >= DEMO_TICKS, 600, "demo data")
+        # The demo dataset loads after the service starts listening; /readyz answers 503 "loading" until all of it is in.
+        service.wait_for(lambda: httpx.get(service.url + "/readyz", timeout=10).status_code == 200, 600, "demo data")
         document = httpx.get(service.url + "/v1/openapi.json", timeout=10).json()["paths"]
         operations = sum(1 for item in document.values() for method in item if method in ("get", "post", "put", "patch", "delete"))
         yield Live(service.url, key, free_key, regen_key, frozenset(document), operations)

@@ -130,8 +130,9 @@ def test_markets_walks_every_page(client: tickhouse.Client, raw: httpx.Client) -
 
 
 def test_account_methods(live: Live) -> None:
-    with tickhouse.Client(live.url) as anonymous:
+    with tickhouse.Client(live.url, api_key="") as anonymous:
         key = anonymous.register(email="quant@example.com")["api_key"]
+        assert anonymous.api_key == key and anonymous.me()["email"] == "quant@example.com"  # the client uses its new key
     with tickhouse.Client(live.url, key) as c:
         me = c.me()
         assert (me["email"], me["plan"]) == ("quant@example.com", "free")

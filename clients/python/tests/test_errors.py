@@ -1,21 +1,27 @@
 """Every typed exception, raised by the status and code the live service answers (docs/API.md §6), and the
-retry policy: 503 and lost connections are retried, a daily 429 never is."""
+retry policy: a transient 503 and lost connections are retried; a daily 429 and a permanent 503 never are."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
+import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import httpx
 import pytest
 from conftest import Live
-from service import RedisServer, Service, create_account
+from service import REPO, RedisServer, Service, create_account, free_port
 
 import tickhouse
+from tickhouse import errors
 from tickhouse.errors import error_from_response
 
 
@@ -49,9 +55,11 @@ def test_403_data_access_denied_carries_plan_and_earliest_allowed(live: Live, bi
 
 
 def test_404_not_found_before_the_first_book(client: tickhouse.Client, big_asset: dict[str, Any]) -> None:
+    # The body holds only `message` (docs/API.md §6); the client names the code itself.
     with pytest.raises(tickhouse.NotFound) as raised:
         client.book(big_asset["asset_id"], at=big_asset["first"] - 1)
-    assert (raised.value.status, raised.value.code) == (404, None)
+    assert (raised.value.status, raised.value.code, raised.value.detail) == (404, "not_found", {"message": raised.value.message})
+    assert raised.value.message and raised.value.request_id
 
 
 def test_413_payload_too_large(client: tickhouse.Client) -> None:
@@ -154,3 +162,95 @@ def test_429_too_many_registrations_carries_the_limit(redis_service: tuple[Servi
     e = raised.value
     assert (e.status, e.code, e.limit) == (429, "too_many_registrations", 20)
     assert e.retry_after is not None and 0 < e.retry_after <= 3600
+
+
+def test_503_payments_unavailable_is_raised_at_once(redis_service: tuple[Service, RedisServer, str]) -> None:
+    # With REDIS_URL and no provider the service takes no payments: a 503 that lasts, never retried.
+    service, _, key = redis_service
+    started(service)
+    counter = 'tickhouse_http_requests_total{route="/v1/billing/subscribe",method="POST",status="503"}'
+
+    def answered() -> int:
+        text = httpx.get(service.url + "/metrics", timeout=10).text
+        found = re.search(re.escape(counter) + r" (\d+)", text)
+        return int(found.group(1)) if found else 0
+
+    before = answered()
+    with tickhouse.Client(service.url, key, retries=4) as c, pytest.raises(tickhouse.PaymentsUnavailable) as raised:
+        c.subscribe("monthly")
+    e = raised.value
+    assert (e.status, e.code, type(e).__mro__[1]) == (503, "payments_unavailable", tickhouse.ApiError)
+    assert not isinstance(e, tickhouse.ServiceUnavailable)
+    assert answered() == before + 1  # one request: no retry
+
+
+# --- every code the server can answer, and failures without an answer -----------------------------
+
+
+def server_error_status() -> dict[str, int]:
+    """The server's closed list of error codes and their statuses (src/http/errors.ts ERROR_STATUS)."""
+    script = "import { ERROR_STATUS } from './src/http/errors.ts'; process.stdout.write(JSON.stringify(ERROR_STATUS))"
+    out = subprocess.run(["node", "--import", "tsx", "--input-type=module", "-e", script], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    table: dict[str, int] = json.loads(out.stdout)
+    return table
+
+
+def test_every_server_error_code_has_its_class() -> None:
+    table = server_error_status()
+    assert len(table) >= 17
+    assert table == errors.ERROR_STATUS
+    for code, status in table.items():
+        # A 404 body carries no code; every other error body names its code (docs/API.md §6).
+        body = {"message": "m"} if status == 404 else {"error": code, "message": "m"}
+        e = error_from_response(status, json.dumps({"detail": body}).encode(), {"X-Request-Id": "r"})
+        assert type(e) is errors.ERROR_CLASSES[code] and type(e) is not tickhouse.ApiError, code
+        assert (e.status, e.code, e.message, e.request_id) == (status, code, "m", "r")
+        assert isinstance(e, tickhouse.TickhouseError) and getattr(tickhouse, type(e).__name__) is type(e)
+    # A code this client does not know (a newer service) falls back to its status's class.
+    e = error_from_response(503, b'{"detail":{"error":"brand_new","message":"x"}}', {})
+    assert (type(e), e.code) == (tickhouse.ServiceUnavailable, "brand_new")
+
+
+def test_a_service_that_cannot_be_reached_raises_connection_failed() -> None:
+    with tickhouse.Client(f"http://127.0.0.1:{free_port()}", "k", retries=0) as c, pytest.raises(tickhouse.ConnectionFailed) as raised:
+        c.me()
+    assert isinstance(raised.value, tickhouse.TransportError) and isinstance(raised.value, tickhouse.TickhouseError)
+    assert isinstance(raised.value.__cause__, httpx.ConnectError) and raised.value.status is None
+    with pytest.raises(tickhouse.ConnectionFailed):
+        next(tickhouse.Client(f"http://127.0.0.1:{free_port()}", "k").replay(["1"], 0, 1))
+
+
+def test_an_answer_cut_midway_raises_connection_lost() -> None:
+    # A server that sends the head of a 200 and half its body, then hangs up.
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"success": true, "data": {')
+
+    worker = threading.Thread(target=serve)
+    worker.start()
+    try:
+        with tickhouse.Client(f"http://127.0.0.1:{port}", retries=0) as c, pytest.raises(tickhouse.ConnectionLost) as raised:
+            c.market_stats()
+    finally:
+        worker.join(10)
+        listener.close()
+    assert isinstance(raised.value, tickhouse.TransportError) and isinstance(raised.value.__cause__, httpx.TransportError)
+
+
+def test_replay_closed_is_a_tickhouse_error() -> None:
+    e = tickhouse.ReplayClosed(1008, "too many assets")
+    assert isinstance(e, tickhouse.TickhouseError) and (e.close_code, e.reason, e.status) == (1008, "too many assets", None)
+
+
+def test_a_body_not_from_the_service_raises_by_status() -> None:
+    # E.g. a reverse proxy's own pages: a 503 is still worth a retry; a 502 says nothing about payments.
+    e = error_from_response(503, b"<html>unavailable</html>", {})
+    assert (type(e), e.code, e.message) == (tickhouse.ServiceUnavailable, "service_unavailable", "<html>unavailable</html>")
+    e = error_from_response(502, b"<html>bad gateway</html>", {})
+    assert (type(e), e.code, e.message) == (tickhouse.ApiError, None, "<html>bad gateway</html>")

@@ -24,7 +24,9 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
 export const getHealth = <ThrowOnError extends boolean = false>(options?: Options<GetHealthData, ThrowOnError>) => (options?.client ?? client).get<GetHealthResponses, unknown, ThrowOnError>({ url: '/healthz', ...options });
 
 /**
- * ClickHouse and the account store are reachable
+ * ClickHouse and the account store are reachable, and no first-start data load is under way
+ *
+ * 503 `unavailable` while ClickHouse or the account store does not answer; 503 `loading` while the demo dataset of a first start is still being loaded (the service answers meanwhile, from partial data). Both carry Retry-After.
  */
 export const getReadiness = <ThrowOnError extends boolean = false>(options?: Options<GetReadinessData, ThrowOnError>) => (options?.client ?? client).get<GetReadinessResponses, GetReadinessErrors, ThrowOnError>({ url: '/readyz', ...options });
 
@@ -158,6 +160,8 @@ export const getPrice = <ThrowOnError extends boolean = false>(options: Options<
 
 /**
  * Midpoint after the last tick of each fidelity bucket; `t` in Unix seconds
+ *
+ * Times are Unix milliseconds (UTC) in every parameter and in timestamp, t, start, end, since and until, except the t of /v1/prices-history, which is Unix seconds.
  */
 export const getPricesHistory = <ThrowOnError extends boolean = false>(options: Options<GetPricesHistoryData, ThrowOnError>) => (options.client ?? client).get<GetPricesHistoryResponses, GetPricesHistoryErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -256,6 +260,8 @@ export const exportOrderbook = <ThrowOnError extends boolean = false>(options: O
 
 /**
  * Raw ticks of one asset, ascending by time then arrival, with cursor pagination
+ *
+ * Ranges are inclusive at both ends: start ≤ t ≤ end, and since ≤ t ≤ until. Times are Unix milliseconds (UTC) in every parameter and in timestamp, t, start, end, since and until, except the t of /v1/prices-history, which is Unix seconds.
  */
 export const getTicks = <ThrowOnError extends boolean = false>(options: Options<GetTicksData, ThrowOnError>) => (options.client ?? client).get<GetTicksResponses, GetTicksErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -277,7 +283,7 @@ export const exportTicks = <ThrowOnError extends boolean = false>(options: Optio
 /**
  * OHLCV candles of best_bid over price_change ticks
  *
- * Buckets with start in [floor(start), end]. Only start: the first `limit` from there; only end or neither (end = now): the last `limit` up to end; both: the first `limit` from start. Always ascending; empty buckets omitted.
+ * Candles are of the best bid: open, high, low and close are the best bid after the first, highest, lowest and last price_change tick of the bucket (docs/API.md §4). A candle's volume is the number of price_change ticks in its bucket, not traded shares: trades are the last_trade_price ticks. Candle buckets are aligned to UTC (multiples of the resolution since the Unix epoch); a bucket without price_change ticks has no candle. Buckets with start in [floor(start), end]. Only start: the first `limit` from there; only end or neither (end = now): the last `limit` up to end; both: the first `limit` from start. Always ascending.
  */
 export const getCandles = <ThrowOnError extends boolean = false>(options: Options<GetCandlesData, ThrowOnError>) => (options.client ?? client).get<GetCandlesResponses, GetCandlesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

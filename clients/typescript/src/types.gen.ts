@@ -51,8 +51,17 @@ export type NotFound = {
 export type MarketEntry = {
     market: string;
     asset_id: string;
+    /**
+     * The side of a tick or a market entry is the token's outcome label, upper-cased (YES, NO, UP, …; UNKNOWN until market metadata names it), not a book side or a trade direction.
+     */
     side: string;
+    /**
+     * datetime, first_seen and last_seen are UTC text YYYY-MM-DD HH:MM:SS.mmm without a zone suffix; plan_expires_at, expires_at and earliest_allowed are ISO 8601 with +00:00.
+     */
     first_seen: string;
+    /**
+     * Time of the newest tick; UTC text as first_seen
+     */
     last_seen: string;
     total_ticks: number;
     question?: string;
@@ -140,6 +149,9 @@ export type OrderBook = {
      * Unix ms of the last event applied
      */
     timestamp: number;
+    /**
+     * datetime, first_seen and last_seen are UTC text YYYY-MM-DD HH:MM:SS.mmm without a zone suffix; plan_expires_at, expires_at and earliest_allowed are ISO 8601 with +00:00.
+     */
     datetime: string;
     /**
      * 0 when there are no bids
@@ -233,8 +245,14 @@ export type PolymarketError = {
 };
 
 export type Tick = {
+    /**
+     * Unix ms (exchange time)
+     */
     t: number;
     event: 'price_change' | 'book' | 'last_trade_price';
+    /**
+     * The side of a tick or a market entry is the token's outcome label, upper-cased (YES, NO, UP, …; UNKNOWN until market metadata names it), not a book side or a trade direction.
+     */
     side: string;
     best_bid: number;
     best_ask: number;
@@ -268,7 +286,7 @@ export type Candle = {
     low: number;
     close: number;
     /**
-     * price_change ticks in the bucket
+     * A candle's volume is the number of price_change ticks in its bucket, not traded shares: trades are the last_trade_price ticks.
      */
     volume: number;
 };
@@ -380,7 +398,7 @@ export type Instrument = {
         status: 'history' | 'metadata' | 'default';
     };
     /**
-     * The instant answered for, Unix ms
+     * The instant answered for, Unix ms (a later timestamp than now + 1 minute answers as of then)
      */
     as_of: number;
 };
@@ -412,10 +430,10 @@ export type GetReadinessData = {
 
 export type GetReadinessErrors = {
     /**
-     * A dependency is unreachable
+     * A dependency is unreachable, or the demo dataset is still loading
      */
     503: {
-        status: 'unavailable';
+        status: 'unavailable' | 'loading';
         clickhouse: boolean;
         account_store: boolean;
     };
@@ -861,6 +879,10 @@ export type ListMarketsResponses = {
             offset: number;
             limit: number;
             total: number;
+            /**
+             * Present while the demo dataset of a first start is still loading: counts are partial (/readyz says `loading` too)
+             */
+            loading?: true;
         };
     };
 };
@@ -1135,6 +1157,9 @@ export type GetPricesHistoryResponses = {
     200: {
         success: true;
         data: Array<{
+            /**
+             * Bucket start, Unix seconds (not ms)
+             */
             t: number;
             p: number;
         }>;

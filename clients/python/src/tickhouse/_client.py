@@ -2,28 +2,51 @@
 
 from __future__ import annotations
 
-import json
+import os
+import time
+import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
-from urllib.parse import urlencode
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import _frames
+from ._book import Book
 from ._export import ExportResult, Progress, write_stream
-from ._frames import Output, TickFormat
+from ._frames import Frame, Output, TickFormat
 from ._http import Transport
+from ._replay import replay_events
 from ._time import TimeLike, to_ms
-from .errors import ReplayClosed, error_from_response
+from ._types import (
+    Account,
+    BillingStatus,
+    Coverage,
+    ExecutionPrice,
+    Instrument,
+    InvoiceCreated,
+    MarketStats,
+    PaidPlan,
+    Price,
+    Registration,
+    ReplayEvent,
+    Side,
+)
+
+if TYPE_CHECKING:
+    import polars as pl
 
 EventType = Literal["price_change", "book", "last_trade_price"]
 Resolution = Literal["1m", "5m", "15m", "1h", "4h", "1d"]
 Via = Literal["auto", "json", "parquet", "csv", "jsonl"]
 AssetId = str | int
+# ``fields=`` of ticks: "all", "book_side,seq" or a list of names (docs/API.md §4).
+TickFields = str | Sequence[str]
+
+#: The environment variable the API key is read from when ``Client`` is given none.
+API_KEY_ENV = "TICKHOUSE_API_KEY"
 
 _RESOLUTION_MS = {"1m": 60_000, "5m": 300_000, "15m": 900_000, "1h": 3_600_000, "4h": 14_400_000, "1d": 86_400_000}
 _MAX_TICKS_PAGE = 100_000  # /v1/ticks `limit` maximum
@@ -34,43 +57,30 @@ _MAX_MARKETS_PAGE = 1_000  # /v1/markets `limit` maximum
 AUTO_PROBE_ROWS = 10_000
 
 
-@dataclass(frozen=True)
-class Book:
-    """An L2 book as ``/v1/orderbook`` returns it; ``bids`` descending, ``asks`` ascending (``price``, ``size``)."""
-
-    market: str
-    asset_id: str
-    timestamp: pd.Timestamp
-    best_bid: float
-    best_ask: float
-    bids: pd.DataFrame
-    asks: pd.DataFrame
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Book:
-        def levels(rows: list[dict[str, Any]]) -> pd.DataFrame:
-            return pd.DataFrame(
-                {"price": pd.Series([r["price"] for r in rows], dtype="float64"), "size": pd.Series([r["size"] for r in rows], dtype="float64")}
-            )
-
-        return cls(
-            market=data["market"],
-            asset_id=data["asset_id"],
-            timestamp=pd.Timestamp(data["timestamp"], unit="ms", tz="UTC"),
-            best_bid=data["best_bid"],
-            best_ask=data["best_ask"],
-            bids=levels(data["bids"]),
-            asks=levels(data["asks"]),
-        )
-
-
 class Client:
-    """A tickhouse API client.
+    """A client of one tickhouse service.
 
-    Times are accepted as int Unix milliseconds, ``datetime``, ``pandas.Timestamp`` or ISO 8601 text;
-    a time without a time zone is taken as UTC. Errors raise the exceptions of ``tickhouse.errors``.
-    A 503 or a lost connection is retried ``retries`` times with exponential backoff (honouring
-    ``Retry-After``); a daily 429 is raised at once (``RateLimitExceeded.reset_at`` says when it ends).
+    Parameters
+    ----------
+    base_url : str, default "http://localhost:8080"
+        The service's address.
+    api_key : str, optional
+        The key (``th_live_…``) sent as ``Authorization: Bearer``. Default: the ``TICKHOUSE_API_KEY``
+        environment variable; without either, only public endpoints and :meth:`register` work.
+    timeout : float, default 300
+        Seconds to wait for an answer (connecting: at most 10).
+    retries : int, default 4
+        How often a transient failure is tried again: a 503 ``service_unavailable`` (honouring
+        ``Retry-After``), a connection that could not be made, and, for GETs, a connection lost before
+        the answer began.
+    backoff, max_backoff : float, default 0.5 and 30
+        Exponential backoff between retries, in seconds, and its ceiling.
+
+    Notes
+    -----
+    Times are accepted as int Unix milliseconds, ``datetime``, ``pandas.Timestamp``, ``numpy.datetime64``
+    or ISO 8601 text; a time without a zone is UTC. Ranges are inclusive at both ends. Every failure
+    raises a subclass of :class:`tickhouse.TickhouseError` (see ``tickhouse.errors``).
     """
 
     def __init__(
@@ -83,17 +93,21 @@ class Client:
         backoff: float = 0.5,
         max_backoff: float = 30.0,
     ) -> None:
-        self._t = Transport(base_url, api_key, timeout=timeout, retries=retries, backoff=backoff, max_backoff=max_backoff)
+        key = api_key if api_key is not None else os.environ.get(API_KEY_ENV) or None
+        self._t = Transport(base_url, key, timeout=timeout, retries=retries, backoff=backoff, max_backoff=max_backoff)
 
     @property
     def base_url(self) -> str:
+        """The service's address, without a trailing slash."""
         return self._t.base_url
 
     @property
     def api_key(self) -> str | None:
+        """The key this client sends (None: none)."""
         return self._t.api_key
 
     def close(self) -> None:
+        """Closes the client's connections."""
         self._t.close()
 
     def __enter__(self) -> Client:
@@ -104,36 +118,110 @@ class Client:
 
     # --- accounts and billing -------------------------------------------------------------------
 
-    def register(self, email: str | None = None) -> dict[str, Any]:
-        """``POST /v1/register``: a new free account; ``["api_key"]`` is shown this once."""
-        return _object(self._t.json("POST", "/v1/register", body={"email": email} if email is not None else {}, auth=False)["data"])
+    def register(self, email: str | None = None) -> Registration:
+        """Creates a free account (``POST /v1/register``) and switches this client to its key.
 
-    def me(self) -> dict[str, Any]:
-        return _object(self._t.json("GET", "/v1/me")["data"])
+        Parameters
+        ----------
+        email : str, optional
+            An address to keep with the account.
+
+        Returns
+        -------
+        Registration
+            ``api_key`` (shown this once: keep it), ``plan`` ("free"), ``message`` and ``example``.
+
+        Raises
+        ------
+        TooManyRegistrations
+            More than 20 registrations from this IP address within an hour.
+        """
+        body = {"email": email} if email is not None else {}
+        registration = cast(Registration, self._t.call("POST", "/v1/register", body=body, auth=False)["data"])
+        self._t.api_key = registration["api_key"]
+        return registration
+
+    def me(self) -> Account:
+        """The account of the key (``GET /v1/me``): plan, its window and limit, today's count. Not counted.
+
+        Returns
+        -------
+        Account
+        """
+        return cast(Account, self._t.call("GET", "/v1/me")["data"])
 
     def regenerate_key(self) -> str:
-        """``POST /v1/keys/regenerate``: the old key stops working at once; this client switches to the new one."""
-        key: str = self._t.json("POST", "/v1/keys/regenerate")["data"]["api_key"]
+        """Replaces the key (``POST /v1/keys/regenerate``); the old one stops working at once.
+
+        Returns
+        -------
+        str
+            The new key, which this client uses from now on.
+        """
+        key = cast(str, self._t.call("POST", "/v1/keys/regenerate")["data"]["api_key"])
         self._t.api_key = key
         return key
 
-    def billing_status(self) -> dict[str, Any]:
-        return _object(self._t.json("GET", "/v1/billing/status")["data"])
+    def billing_status(self) -> BillingStatus:
+        """The plan, its expiry and the last 10 invoices (``GET /v1/billing/status``).
 
-    def subscribe(self, plan: Literal["daily", "monthly", "unlimited"]) -> dict[str, Any]:
-        """``POST /v1/billing/subscribe``: an invoice (``invoice_url``) for ``plan``."""
-        return _object(self._t.json("POST", "/v1/billing/subscribe", body={"plan": plan})["data"])
+        Returns
+        -------
+        BillingStatus
+        """
+        return cast(BillingStatus, self._t.call("GET", "/v1/billing/status")["data"])
+
+    def subscribe(self, plan: PaidPlan) -> InvoiceCreated:
+        """An invoice for ``plan`` (``POST /v1/billing/subscribe``); the plan starts once it is paid.
+
+        Parameters
+        ----------
+        plan : {"daily", "monthly", "unlimited"}
+
+        Returns
+        -------
+        InvoiceCreated
+            Pay at ``invoice_url``.
+
+        Raises
+        ------
+        PaymentsUnavailable
+            The service takes no payments (raised at once, not retried).
+        """
+        return cast(InvoiceCreated, self._t.call("POST", "/v1/billing/subscribe", body={"plan": plan})["data"])
 
     # --- markets --------------------------------------------------------------------------------
 
     def markets(self, search: str | None = None, *, limit: int | None = None, offset: int = 0) -> pd.DataFrame:
-        """``GET /v1/markets``: every matching token (all pages unless ``limit``), most active first;
-        ``first_seen``/``last_seen`` as UTC timestamps."""
+        """Tokens with data, most active first (``GET /v1/markets``, every page unless ``limit``). Public.
+
+        Parameters
+        ----------
+        search : str, optional
+            Case-insensitive substring of the condition id or the question.
+        limit : int, optional
+            At most this many rows (default: all).
+        offset : int, default 0
+            Rows to skip.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``market, asset_id, side, first_seen, last_seen, total_ticks, question, slug``;
+            ``first_seen``/``last_seen`` as UTC timestamps, ``side`` the outcome label (``YES``, ``NO``, …).
+
+        Warns
+        -----
+        UserWarning
+            While a first start's demo dataset is still loading (counts are partial).
+        """
         rows: list[dict[str, Any]] = []
         while True:
             page = min(limit - len(rows), _MAX_MARKETS_PAGE) if limit is not None else _MAX_MARKETS_PAGE
-            answer = self._t.json("GET", "/v1/markets", params={"search": search, "limit": page, "offset": offset + len(rows)}, auth=False)
+            answer = self._t.call("GET", "/v1/markets", params={"search": search, "limit": page, "offset": offset + len(rows)}, auth=False)
             rows += answer["data"]
+            if answer["meta"].get("loading"):
+                warnings.warn("the service is still loading its demo dataset: these counts are partial (its /readyz says when it is done)", stacklevel=2)
             if answer["meta"]["count"] < page or (limit is not None and len(rows) >= limit):
                 break
         frame = pd.DataFrame(rows, columns=["market", "asset_id", "side", "first_seen", "last_seen", "total_ticks", "question", "slug"])
@@ -142,20 +230,60 @@ class Client:
         frame["total_ticks"] = frame["total_ticks"].astype("int64")
         return frame
 
-    def market_stats(self) -> dict[str, Any]:
-        return _object(self._t.json("GET", "/v1/markets/stats", auth=False)["data"])
+    def market_stats(self) -> MarketStats:
+        """Totals over all stored data (``GET /v1/markets/stats``). Public.
+
+        Returns
+        -------
+        MarketStats
+        """
+        return cast(MarketStats, self._t.call("GET", "/v1/markets/stats", auth=False)["data"])
 
     # --- order books and prices -----------------------------------------------------------------
 
     def book(self, asset_id: AssetId, at: TimeLike | None = None, *, limit: int | None = None) -> Book:
-        """``GET /v1/orderbook``: the reconstructed book as of ``at`` (default: latest)."""
+        """The L2 book as it was at ``at`` (``GET /v1/orderbook``): every change up to then applied.
+
+        Parameters
+        ----------
+        asset_id : str or int
+        at : time, optional
+            Default: the latest book.
+        limit : int, optional
+            Levels per side, 1–100 (the service's default: 20).
+
+        Returns
+        -------
+        Book
+
+        Raises
+        ------
+        NotFound
+            The asset has no book at or before ``at``.
+        """
         params = {"asset_id": str(asset_id), "timestamp": _ms(at, "at"), "limit": limit}
-        return Book.from_json(self._t.json("GET", "/v1/orderbook", params=params)["data"])
+        return Book.from_json(self._t.call("GET", "/v1/orderbook", params=params)["data"])
 
     def book_range(
         self, asset_id: AssetId, since: TimeLike, until: TimeLike, *, limit: int | None = None, depth: int | None = None, interval: int | None = None
     ) -> list[Book]:
-        """``GET /v1/orderbook/range``: exchange snapshots in ``[since, until]``, or the book every ``interval`` ms."""
+        """The exchange's snapshots in ``[since, until]``, or the book every ``interval`` ms (``GET /v1/orderbook/range``).
+
+        Parameters
+        ----------
+        asset_id : str or int
+        since, until : time
+        limit : int, optional
+            At most this many books, 1–1000 (default 100).
+        depth : int, optional
+            Levels per side, 1–100 (default 20).
+        interval : int, optional
+            Milliseconds ≥ 1000 between sampled books; without it, the exchange's own ``book`` events.
+
+        Returns
+        -------
+        list of Book
+        """
         params = {
             "asset_id": str(asset_id),
             "since": to_ms(since, "since"),
@@ -164,13 +292,41 @@ class Client:
             "depth": depth,
             "interval": interval,
         }
-        return [Book.from_json(b) for b in self._t.json("GET", "/v1/orderbook/range", params=params)["data"]]
+        return [Book.from_json(b) for b in self._t.call("GET", "/v1/orderbook/range", params=params)["data"]]
 
-    def books(self, asset_id: AssetId, start: TimeLike, end: TimeLike, depth: int = 25, interval: int | None = None, *, as_: Output = "pandas") -> Any:
-        """``GET /v1/orderbook/export`` (docs/TIME-MACHINE.md §3) as a frame: the top ``depth`` levels after
-        every book-changing event in ``[start, end]``, or at every multiple of ``interval`` ms.
-        Columns ``timestamp`` (UTC), ``best_bid``, ``best_ask``, ``bid_price_0``, ``bid_size_0``, …,
-        ``ask_price_0``, ``ask_size_0``, … (best first; absent levels null)."""
+    @overload
+    def books(
+        self, asset_id: AssetId, start: TimeLike, end: TimeLike, depth: int = ..., interval: int | None = ..., *, as_: Literal["pandas"] = ...
+    ) -> pd.DataFrame: ...
+    @overload
+    def books(
+        self, asset_id: AssetId, start: TimeLike, end: TimeLike, depth: int = ..., interval: int | None = ..., *, as_: Literal["polars"]
+    ) -> pl.DataFrame: ...
+    @overload
+    def books(self, asset_id: AssetId, start: TimeLike, end: TimeLike, depth: int = ..., interval: int | None = ..., *, as_: Literal["arrow"]) -> pa.Table: ...
+    def books(self, asset_id: AssetId, start: TimeLike, end: TimeLike, depth: int = 25, interval: int | None = None, *, as_: Output = "pandas") -> Frame:
+        """The book dataset (``GET /v1/orderbook/export``, docs/TIME-MACHINE.md §3) as a frame.
+
+        One row per millisecond in ``[start, end]`` in which the book changed (the book after all of
+        that millisecond's events), or one at every multiple of ``interval`` ms; each row is what
+        :meth:`book` returns for its time with ``limit=depth``. Counts as one request.
+
+        Parameters
+        ----------
+        asset_id : str or int
+        start, end : time
+        depth : int, default 25
+            Levels per side, 1–100.
+        interval : int, optional
+            Sample every ``interval`` ms (since the Unix epoch) instead.
+        as_ : {"pandas", "polars", "arrow"}, default "pandas"
+
+        Returns
+        -------
+        pandas.DataFrame, polars.DataFrame or pyarrow.Table
+            ``timestamp`` (UTC), ``best_bid``, ``best_ask``, then ``bid_price_0``, ``bid_size_0``, …,
+            ``ask_price_0``, ``ask_size_0``, … best first; absent levels null.
+        """
         params = {
             "asset_id": str(asset_id),
             "start": to_ms(start, "start"),
@@ -182,26 +338,115 @@ class Client:
         body = self._download("/v1/orderbook/export", params, "parquet")
         return _frames.convert(_frames.conform(pq.read_table(pa.BufferReader(body)), _frames.book_schema(depth)), as_)
 
-    def price(self, asset_id: AssetId, at: TimeLike | None = None) -> dict[str, Any]:
-        """``GET /v1/price``: best bid/ask, midpoint and spread as of ``at`` (default: latest)."""
-        return _object(self._t.json("GET", "/v1/price", params={"asset_id": str(asset_id), "timestamp": _ms(at, "at")})["data"])
+    def price(self, asset_id: AssetId, at: TimeLike | None = None) -> Price:
+        """Best bid and ask, midpoint and spread as of ``at`` (``GET /v1/price``).
+
+        Parameters
+        ----------
+        asset_id : str or int
+        at : time, optional
+            Default: latest.
+
+        Returns
+        -------
+        Price
+
+        Raises
+        ------
+        NotFound
+            The asset has no book at or before ``at``.
+        """
+        return cast(Price, self._t.call("GET", "/v1/price", params={"asset_id": str(asset_id), "timestamp": _ms(at, "at")})["data"])
 
     def prices_history(self, asset_id: AssetId, start: TimeLike, end: TimeLike, *, fidelity: int | None = None, limit: int | None = None) -> pd.DataFrame:
-        """``GET /v1/prices-history``: midpoint per ``fidelity``-second bucket; ``t`` as UTC timestamps."""
+        """Midpoint per ``fidelity``-second bucket that has a tick (``GET /v1/prices-history``).
+
+        Parameters
+        ----------
+        asset_id : str or int
+        start, end : time
+        fidelity : int, optional
+            Bucket width in seconds, 1–86400 (default 60).
+        limit : int, optional
+            The first buckets only, 1–10000 (default 1000).
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``t`` (bucket start, UTC timestamp; the API answers Unix seconds) and ``p`` (midpoint after
+            the bucket's last tick).
+        """
         params = {"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end"), "fidelity": fidelity, "limit": limit}
-        data = self._t.json("GET", "/v1/prices-history", params=params)["data"]
+        data = self._t.call("GET", "/v1/prices-history", params=params)["data"]
         return pd.DataFrame(
             {"t": pd.to_datetime(pd.Series([p["t"] for p in data], dtype="int64"), unit="s", utc=True), "p": pd.Series([p["p"] for p in data], dtype="float64")}
         )
 
-    def execution_price(self, asset_id: AssetId, side: Literal["BUY", "SELL"], amount: float, at: TimeLike) -> dict[str, Any]:
-        """``GET /v1/execution-price``: what a market order of ``amount`` shares would have cost at ``at``."""
-        return _object(
-            self._t.json("GET", "/v1/execution-price", params={"asset_id": str(asset_id), "side": side, "amount": amount, "timestamp": to_ms(at, "at")})["data"]
-        )
+    def execution_price(self, asset_id: AssetId, side: Side, amount: float, at: TimeLike | None = None) -> ExecutionPrice:
+        """What a market order of ``amount`` shares would have cost at ``at`` (``GET /v1/execution-price``).
+
+        Parameters
+        ----------
+        asset_id : str or int
+        side : {"BUY", "SELL"}
+            ``BUY`` walks the asks up, ``SELL`` the bids down, through every level.
+        amount : float
+            Shares, at least 0.000001.
+        at : time, optional
+            Default: now, i.e. the latest book (the API itself takes an explicit time only).
+
+        Returns
+        -------
+        ExecutionPrice
+            Average and best price, slippage (a cost, never negative) in price and bps, what was filled.
+
+        Raises
+        ------
+        NotFound
+            The asset has no book at or before ``at``.
+        """
+        timestamp = to_ms(at, "at") if at is not None else time.time_ns() // 1_000_000
+        params = {"asset_id": str(asset_id), "side": side, "amount": amount, "timestamp": timestamp}
+        return cast(ExecutionPrice, self._t.call("GET", "/v1/execution-price", params=params)["data"])
 
     # --- ticks ----------------------------------------------------------------------------------
 
+    @overload
+    def ticks(
+        self,
+        asset_id: AssetId,
+        start: TimeLike,
+        end: TimeLike,
+        event_type: EventType | None = ...,
+        *,
+        as_: Literal["pandas"] = ...,
+        via: Via = ...,
+        fields: TickFields | None = ...,
+    ) -> pd.DataFrame: ...
+    @overload
+    def ticks(
+        self,
+        asset_id: AssetId,
+        start: TimeLike,
+        end: TimeLike,
+        event_type: EventType | None = ...,
+        *,
+        as_: Literal["polars"],
+        via: Via = ...,
+        fields: TickFields | None = ...,
+    ) -> pl.DataFrame: ...
+    @overload
+    def ticks(
+        self,
+        asset_id: AssetId,
+        start: TimeLike,
+        end: TimeLike,
+        event_type: EventType | None = ...,
+        *,
+        as_: Literal["arrow"],
+        via: Via = ...,
+        fields: TickFields | None = ...,
+    ) -> pa.Table: ...
     def ticks(
         self,
         asset_id: AssetId,
@@ -211,19 +456,34 @@ class Client:
         *,
         as_: Output = "pandas",
         via: Via = "auto",
-        fields: str | Sequence[str] | None = None,
-    ) -> Any:
-        """Every tick of ``asset_id`` in ``[start, end]`` (inclusive), ascending, as a frame with
-        columns ``t`` (UTC timestamp, ms), ``event``, ``side``, ``best_bid``, ``best_ask``, ``price``, ``size``.
+        fields: TickFields | None = None,
+    ) -> Frame:
+        """Every tick of ``asset_id`` in ``[start, end]``, ascending (``GET /v1/ticks``, ``/v1/ticks/export``).
 
-        ``fields="all"`` (or some of ``"book_side"``, ``"taker_side"``, ``"local_t"``, ``"seq"``) appends
-        those columns (docs/API.md §4): ``book_side`` ``bid``/``ask`` of a price change, ``taker_side``
-        ``buy``/``sell`` of a trade (``""`` otherwise), ``local_t`` when the frame was received (UTC
-        timestamp, µs), ``seq`` the arrival order.
+        Parameters
+        ----------
+        asset_id : str or int
+        start, end : time
+            Inclusive.
+        event_type : {"price_change", "book", "last_trade_price"}, optional
+            Only ticks of this type.
+        as_ : {"pandas", "polars", "arrow"}, default "pandas"
+        via : {"auto", "json", "parquet", "csv", "jsonl"}, default "auto"
+            ``auto`` answers a range of up to 10,000 ticks from one JSON page and a larger one from one
+            Parquet export (one request, several times faster); ``json`` walks ``/v1/ticks`` pages by
+            ``next_cursor``; the others read that export format. Every path gives the same frame.
+        fields : "all", str or sequence of str, optional
+            Opt-in columns appended in this order (docs/API.md §4): ``book_side`` (``bid``/``ask`` of a
+            price change), ``taker_side`` (``buy``/``sell`` of a trade, ``""`` otherwise), ``local_t``
+            (when the frame was received, UTC timestamp in µs), ``seq`` (arrival order). ``"all"`` names
+            all four; ``"book_side,seq"`` or a list names some.
 
-        ``via="auto"`` answers a range of up to 10,000 ticks from one JSON page and a larger one
-        from one Parquet export; ``"json"`` walks ``/v1/ticks`` pages by ``next_cursor``; ``"parquet"``,
-        ``"csv"`` and ``"jsonl"`` read that export format. All give the same frame.
+        Returns
+        -------
+        pandas.DataFrame, polars.DataFrame or pyarrow.Table
+            ``t`` (UTC timestamp, ms), ``event``, ``side`` (the outcome label), ``best_bid``, ``best_ask``
+            (after the tick), ``price``, ``size`` (the level's new total for a price_change; the trade's
+            for a last_trade_price; 0 for a book), then the ``fields`` asked for.
         """
         names = _frames.tick_fields(fields)
         schema = _frames.tick_schema(names)
@@ -235,7 +495,7 @@ class Client:
         elif via == "json":
             table = self._ticks_pages(params, _MAX_TICKS_PAGE, schema)
         elif via == "auto":
-            first = self._t.json("GET", "/v1/ticks", params={**params, "limit": AUTO_PROBE_ROWS})
+            first = self._t.call("GET", "/v1/ticks", params={**params, "limit": AUTO_PROBE_ROWS})
             complete = first["meta"]["next_cursor"] is None
             table = _frames.ticks_from_rows(first["data"], schema) if complete else self._ticks_export(params, "parquet", schema)
         else:
@@ -246,7 +506,7 @@ class Client:
         tables = []
         cursor = None
         while True:
-            answer = self._t.json("GET", "/v1/ticks", params={**params, "limit": limit, "cursor": cursor})
+            answer = self._t.call("GET", "/v1/ticks", params={**params, "limit": limit, "cursor": cursor})
             tables.append(_frames.ticks_from_rows(answer["data"], schema))
             cursor = answer["meta"]["next_cursor"]
             if cursor is None:
@@ -260,7 +520,7 @@ class Client:
         headers = {"Accept-Encoding": "identity"} if format == "parquet" else None
         with self._t.stream("GET", path, params=params, headers=headers) as response:
             # One join of the chunks: a BytesIO written chunk by chunk, then copied out, cost ~30%.
-            return b"".join(response.iter_bytes(1 << 20))
+            return self._t.read(response)
 
     def export(
         self,
@@ -273,25 +533,97 @@ class Client:
         *,
         progress: bool | None = None,
     ) -> ExportResult:
-        """``GET /v1/ticks/export`` streamed to ``path``, with a progress line (bytes, rows) on stderr
-        when it is a terminal (``progress=True``/``False`` forces it). The file appears only once
-        complete; an interrupted transfer raises and leaves nothing behind."""
+        """Streams ``GET /v1/ticks/export`` to a file.
+
+        The file appears under ``path`` only once complete; an interrupted transfer raises and leaves
+        nothing behind.
+
+        Parameters
+        ----------
+        asset_id : str or int
+        start, end : time
+        path : str or Path
+        format : {"csv", "jsonl", "parquet"}, default "csv"
+        event_type : {"price_change", "book", "last_trade_price"}, optional
+        progress : bool, optional
+            A progress line (MB, rows, MB/s) on stderr; default: when stderr is a terminal.
+
+        Returns
+        -------
+        ExportResult
+            ``path``, ``bytes`` and ``rows`` written.
+        """
         target = Path(path)
         params = {"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end"), "event_type": event_type, "format": format}
         headers = {"Accept-Encoding": "identity"} if format == "parquet" else None
         with self._t.stream("GET", "/v1/ticks/export", params=params, headers=headers) as response:
-            return write_stream(response.iter_bytes(1 << 20), target, format, Progress(target.name, progress))
+            return write_stream(self._t.chunks(response), target, format, Progress(target.name, progress))
 
+    @overload
     @staticmethod
-    def read_export(path: str | Path, format: TickFormat | None = None, *, as_: Output = "pandas") -> Any:
-        """A file written by ``export`` as the frame ``ticks`` returns (format from the extension by default)."""
+    def read_export(path: str | Path, format: TickFormat | None = ..., *, as_: Literal["pandas"] = ...) -> pd.DataFrame: ...
+    @overload
+    @staticmethod
+    def read_export(path: str | Path, format: TickFormat | None = ..., *, as_: Literal["polars"]) -> pl.DataFrame: ...
+    @overload
+    @staticmethod
+    def read_export(path: str | Path, format: TickFormat | None = ..., *, as_: Literal["arrow"]) -> pa.Table: ...
+    @staticmethod
+    def read_export(path: str | Path, format: TickFormat | None = None, *, as_: Output = "pandas") -> Frame:
+        """A file written by :meth:`export` as the frame :meth:`ticks` returns.
+
+        Parameters
+        ----------
+        path : str or Path
+        format : {"csv", "jsonl", "parquet"}, optional
+            Default: from the file's extension.
+        as_ : {"pandas", "polars", "arrow"}, default "pandas"
+
+        Returns
+        -------
+        pandas.DataFrame, polars.DataFrame or pyarrow.Table
+        """
         target = Path(path)
         fmt = format or target.suffix.lstrip(".")
-        with open(target, "rb") as f:
-            return _frames.convert(_frames.read_ticks(f.read(), fmt), as_)  # type: ignore[arg-type]
+        if fmt not in ("csv", "jsonl", "parquet"):
+            raise ValueError(f'format must be "csv", "jsonl" or "parquet"; {target.name} says {fmt!r}')
+        return _frames.convert(_frames.read_ticks(target.read_bytes(), cast(TickFormat, fmt)), as_)
 
     # --- candles and coverage -------------------------------------------------------------------
 
+    @overload
+    def candles(
+        self,
+        asset_id: AssetId,
+        resolution: Resolution = ...,
+        start: TimeLike | None = ...,
+        end: TimeLike | None = ...,
+        *,
+        limit: int | None = ...,
+        as_: Literal["pandas"] = ...,
+    ) -> pd.DataFrame: ...
+    @overload
+    def candles(
+        self,
+        asset_id: AssetId,
+        resolution: Resolution = ...,
+        start: TimeLike | None = ...,
+        end: TimeLike | None = ...,
+        *,
+        limit: int | None = ...,
+        as_: Literal["polars"],
+    ) -> pl.DataFrame: ...
+    @overload
+    def candles(
+        self,
+        asset_id: AssetId,
+        resolution: Resolution = ...,
+        start: TimeLike | None = ...,
+        end: TimeLike | None = ...,
+        *,
+        limit: int | None = ...,
+        as_: Literal["arrow"],
+    ) -> pa.Table: ...
     def candles(
         self,
         asset_id: AssetId,
@@ -301,80 +633,117 @@ class Client:
         *,
         limit: int | None = None,
         as_: Output = "pandas",
-    ) -> Any:
-        """``GET /v1/ohlcv``: columns ``timestamp`` (bucket start, UTC), ``open``, ``high``, ``low``,
-        ``close``, ``volume``, ascending. With ``start`` and no ``limit``, every candle from ``start``
-        to ``end`` (pages of 1,000); otherwise the service's selection (docs/API.md: the last ``limit`` up to ``end``)."""
+    ) -> Frame:
+        """OHLCV candles of the best bid (``GET /v1/ohlcv``).
+
+        Built from ``price_change`` ticks only: ``open``/``high``/``low``/``close`` are the best bid
+        after the bucket's first / highest / lowest / last such tick, and ``volume`` is the **number of
+        price_change ticks** in the bucket, not traded shares (trades are the ``last_trade_price``
+        ticks of :meth:`ticks`). Buckets are UTC-aligned; empty ones are left out.
+
+        Parameters
+        ----------
+        asset_id : str or int
+        resolution : {"1m", "5m", "15m", "1h", "4h", "1d"}, default "1h"
+        start, end : time, optional
+            With ``start`` and no ``limit``: every candle from ``start`` to ``end`` (pages of 1,000).
+            Otherwise the service's selection (docs/API.md §4): the last ``limit`` up to ``end`` (now).
+        limit : int, optional
+            1–1000.
+        as_ : {"pandas", "polars", "arrow"}, default "pandas"
+
+        Returns
+        -------
+        pandas.DataFrame, polars.DataFrame or pyarrow.Table
+            ``timestamp`` (bucket start, UTC), ``open``, ``high``, ``low``, ``close``, ``volume`` (int64), ascending.
+        """
         params = {"asset_id": str(asset_id), "resolution": resolution, "start": _ms(start, "start"), "end": _ms(end, "end")}
         rows: list[dict[str, Any]] = []
         if start is None or limit is not None:
-            rows = self._t.json("GET", "/v1/ohlcv", params={**params, "limit": limit})["data"]
+            rows = self._t.call("GET", "/v1/ohlcv", params={**params, "limit": limit})["data"]
         else:
             while True:
-                page = self._t.json("GET", "/v1/ohlcv", params={**params, "limit": _MAX_CANDLES_PAGE})["data"]
+                page = self._t.call("GET", "/v1/ohlcv", params={**params, "limit": _MAX_CANDLES_PAGE})["data"]
                 rows += page
                 if len(page) < _MAX_CANDLES_PAGE:
                     break
                 params["start"] = page[-1]["timestamp"] + _RESOLUTION_MS[resolution]
-        columns = {f.name: [r[f.name] for r in rows] for f in _frames.CANDLE_SCHEMA}
-        table = pa.Table.from_arrays(
-            [pa.array(columns["timestamp"], pa.int64()).cast(_frames.UTC_MS)] + [pa.array(columns[f.name], f.type) for f in list(_frames.CANDLE_SCHEMA)[1:]],
-            schema=_frames.CANDLE_SCHEMA,
-        )
-        return _frames.convert(table, as_)
+        return _frames.convert(_frames.candles_from_rows(rows), as_)
 
-    def instrument(self, asset_id: AssetId, at: TimeLike | None = None) -> dict[str, Any]:
-        """``GET /v1/instruments`` (docs/TIME-MACHINE.md §5): tick size, minimum order, neg-risk, fees,
-        status and winner of ``asset_id`` as they were at ``at`` (default now), with ``source`` naming
-        where each comes from (``history``, ``metadata`` or ``default``)."""
-        return _object(self._t.json("GET", "/v1/instruments", params={"asset_id": str(asset_id), "timestamp": _ms(at, "at")})["data"])
+    def instrument(self, asset_id: AssetId, at: TimeLike | None = None) -> Instrument:
+        """A token's trading rules, fees and status as they were at ``at`` (``GET /v1/instruments``).
 
-    def coverage(self, asset_id: AssetId, start: TimeLike, end: TimeLike) -> dict[str, Any]:
-        """``GET /v1/coverage`` (docs/TIME-MACHINE.md §4): captured intervals, gaps, reconnects, book
-        verification counts, drift and a condition per UTC day, as the service returns them."""
-        return _object(
-            self._t.json("GET", "/v1/coverage", params={"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end")})["data"]
-        )
+        Tick size, minimum order, neg-risk, fees, open/resolved and winner (docs/TIME-MACHINE.md §5).
+
+        Parameters
+        ----------
+        asset_id : str or int
+        at : time, optional
+            Default: now. A time after now + 1 minute is answered as of then (``as_of`` says so).
+
+        Returns
+        -------
+        Instrument
+            The fields, and in ``source`` where each comes from: ``history`` (the stored market channel
+            at or before ``at``), ``metadata`` (Gamma's, describing the market today) or ``default``
+            (Polymarket's: tick 0.01, minimum order 5).
+
+        Raises
+        ------
+        NotFound
+            Neither history nor metadata knows the token.
+        DataAccessDenied
+            ``at`` is before the plan's window.
+        """
+        params = {"asset_id": str(asset_id), "timestamp": _ms(at, "at")}
+        return cast(Instrument, self._t.call("GET", "/v1/instruments", params=params)["data"])
+
+    def coverage(self, asset_id: AssetId, start: TimeLike, end: TimeLike) -> Coverage:
+        """What the recorder captured of ``asset_id`` in ``[start, end]`` (``GET /v1/coverage``, docs/TIME-MACHINE.md §4).
+
+        Parameters
+        ----------
+        asset_id : str or int
+        start, end : time
+
+        Returns
+        -------
+        Coverage
+            Captured intervals, gaps and their reasons, reconnects, exchange books verified or drifted,
+            and a condition per UTC day (``available``, ``degraded``, ``missing``, ``unknown``).
+        """
+        params = {"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end")}
+        return cast(Coverage, self._t.call("GET", "/v1/coverage", params=params)["data"])
 
     # --- replay ---------------------------------------------------------------------------------
 
-    def replay(self, assets: Sequence[AssetId], start: TimeLike, end: TimeLike, speed: float | Literal["max"] = 1) -> Iterator[dict[str, Any]]:
-        """The replay WebSocket (docs/TIME-MACHINE.md §1): Polymarket market-channel events of ``assets``
-        from ``start`` to ``end`` paced at ``speed`` × real time (``"max"``: as fast as read).
+    def replay(self, assets: Sequence[AssetId], start: TimeLike, end: TimeLike, speed: float | Literal["max"] = 1) -> Iterator[ReplayEvent]:
+        """History replayed in Polymarket's market-channel protocol (the replay WebSocket, docs/TIME-MACHINE.md §1).
 
-        Yields each event as a dict: first the ``book`` of every asset that has one at ``start`` (the
-        initial array, one book at a time), then ``book``, ``price_change`` and ``last_trade_price``
-        events in order. Ends when the service closes with ``replay complete``; any other close raises
-        ``ReplayClosed``; a refusal before the upgrade raises the usual typed exception.
+        Parameters
+        ----------
+        assets : sequence of str or int
+            At most 500.
+        start, end : time
+            The replay covers events with ``start < t ≤ end``.
+        speed : float or "max", default 1
+            Multiple of real time, in (0, 10000]; ``"max"``: as fast as this loop reads.
+
+        Yields
+        ------
+        ReplayEvent
+            First the ``book`` of every asset that has one at ``start`` (one at a time), then every
+            ``book``, ``price_change`` and ``last_trade_price`` in order, as Polymarket sends them
+            (numbers as text). Narrow on ``event["event_type"]``.
+
+        Raises
+        ------
+        ReplayClosed
+            The service closed the socket other than with ``1000 replay complete``.
+        TickhouseError
+            A refusal before the upgrade (e.g. :class:`DataAccessDenied`), or :class:`ConnectionFailed`.
         """
-        from websockets.exceptions import ConnectionClosed, InvalidStatus
-        from websockets.sync.client import connect
-
-        query = urlencode({"from": to_ms(start, "start"), "to": to_ms(end, "end"), "speed": speed})
-        url = self._t.base_url.replace("http", "ws", 1) + "/v1/replay/market?" + query
-        try:
-            ws = connect(url, additional_headers=self._t.auth_headers(), max_size=None, open_timeout=30)
-        except InvalidStatus as refused:
-            raise error_from_response(refused.response.status_code, bytes(refused.response.body or b""), dict(refused.response.headers.raw_items())) from None
-        with ws:
-            ws.send(json.dumps({"assets_ids": [str(a) for a in assets], "type": "market"}))
-            try:
-                for frame in ws:
-                    message = json.loads(frame)
-                    if isinstance(message, list):
-                        yield from message
-                    else:
-                        yield message
-            except ConnectionClosed as closed:
-                raise ReplayClosed(closed.rcvd.code if closed.rcvd else None, closed.rcvd.reason if closed.rcvd else "") from None
-            received = ws.close_code, ws.close_reason
-            if received != (1000, "replay complete"):
-                raise ReplayClosed(received[0], received[1] or "")
-
-
-def _object(value: Any) -> dict[str, Any]:
-    """A JSON object of an answer (the contract says which members are objects)."""
-    return cast("dict[str, Any]", value)
+        return replay_events(self._t, [str(a) for a in assets], to_ms(start, "start"), to_ms(end, "end"), speed)
 
 
 def _ms(value: TimeLike | None, name: str) -> int | None:

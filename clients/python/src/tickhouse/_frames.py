@@ -7,41 +7,46 @@ export of the same ticks give identical frames (values, dtypes, order).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Union, cast, overload
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
+if TYPE_CHECKING:
+    import polars as pl
+
 Output = Literal["pandas", "polars", "arrow"]
 TickFormat = Literal["csv", "jsonl", "parquet"]
+# What a tabular method returns, by its ``as_``.
+Frame = Union[pd.DataFrame, "pl.DataFrame", pa.Table]
 
 UTC_MS = pa.timestamp("ms", tz="UTC")
 UTC_US = pa.timestamp("us", tz="UTC")
 
 # /v1/ticks members, in the contract's order; `t` becomes a UTC timestamp.
-TICK_SCHEMA = pa.schema(
-    [
-        pa.field("t", UTC_MS, nullable=False),
-        pa.field("event", pa.string(), nullable=False),
-        pa.field("side", pa.string(), nullable=False),
-        pa.field("best_bid", pa.float64(), nullable=False),
-        pa.field("best_ask", pa.float64(), nullable=False),
-        pa.field("price", pa.float64(), nullable=False),
-        pa.field("size", pa.float64(), nullable=False),
-    ]
-)
+_TICK_FIELDS: list[pa.Field[Any]] = [
+    pa.field("t", UTC_MS, nullable=False),
+    pa.field("event", pa.string(), nullable=False),
+    pa.field("side", pa.string(), nullable=False),
+    pa.field("best_bid", pa.float64(), nullable=False),
+    pa.field("best_ask", pa.float64(), nullable=False),
+    pa.field("price", pa.float64(), nullable=False),
+    pa.field("size", pa.float64(), nullable=False),
+]
+TICK_SCHEMA = pa.schema(_TICK_FIELDS)
 # The CSV export names two columns differently (docs/API.md §4, /v1/ticks/export).
 _TICK_CSV_NAMES = {"timestamp": "t", "event_type": "event"}
 
 # The opt-in tick columns (`fields`, docs/API.md §4), in the order the service appends them; local_t
 # arrives as Unix ms with up to 3 decimals and becomes a UTC timestamp in µs.
 TICK_FIELDS = ("book_side", "taker_side", "local_t", "seq")
-_FIELD_TYPES = {"book_side": pa.string(), "taker_side": pa.string(), "local_t": UTC_US, "seq": pa.uint64()}
+_FIELD_TYPES: dict[str, pa.DataType] = {"book_side": pa.string(), "taker_side": pa.string(), "local_t": UTC_US, "seq": pa.uint64()}
 # How each opt-in column reads from CSV and JSON text before conform() types it.
-_FIELD_TEXT_TYPES = {"book_side": pa.string(), "taker_side": pa.string(), "local_t": pa.float64(), "seq": pa.uint64()}
+_FIELD_TEXT_TYPES: dict[str, pa.DataType] = {"book_side": pa.string(), "taker_side": pa.string(), "local_t": pa.float64(), "seq": pa.uint64()}
 
 
 def tick_fields(fields: str | Sequence[str] | None) -> list[str]:
@@ -59,36 +64,49 @@ def tick_schema(fields: Sequence[str] = ()) -> pa.Schema:
     """TICK_SCHEMA with the opt-in columns appended."""
     return pa.schema(list(TICK_SCHEMA) + [pa.field(f, _FIELD_TYPES[f], nullable=False) for f in fields])
 
-CANDLE_SCHEMA = pa.schema(
-    [
-        pa.field("timestamp", UTC_MS, nullable=False),
-        pa.field("open", pa.float64(), nullable=False),
-        pa.field("high", pa.float64(), nullable=False),
-        pa.field("low", pa.float64(), nullable=False),
-        pa.field("close", pa.float64(), nullable=False),
-        pa.field("volume", pa.int64(), nullable=False),
-    ]
-)
+
+_CANDLE_FIELDS: list[pa.Field[Any]] = [
+    pa.field("timestamp", UTC_MS, nullable=False),
+    pa.field("open", pa.float64(), nullable=False),
+    pa.field("high", pa.float64(), nullable=False),
+    pa.field("low", pa.float64(), nullable=False),
+    pa.field("close", pa.float64(), nullable=False),
+    pa.field("volume", pa.int64(), nullable=False),
+]
+CANDLE_SCHEMA = pa.schema(_CANDLE_FIELDS)
 
 
 def book_schema(depth: int) -> pa.Schema:
     """docs/TIME-MACHINE.md §3: timestamp, best_bid, best_ask, then bid and ask levels best first (nullable)."""
-    fields = [pa.field("timestamp", UTC_MS, nullable=False), pa.field("best_bid", pa.float64()), pa.field("best_ask", pa.float64())]
+    fields: list[pa.Field[Any]] = [pa.field("timestamp", UTC_MS, nullable=False), pa.field("best_bid", pa.float64()), pa.field("best_ask", pa.float64())]
     for side in ("bid", "ask"):
         for i in range(depth):
             fields += [pa.field(f"{side}_price_{i}", pa.float64()), pa.field(f"{side}_size_{i}", pa.float64())]
     return pa.schema(fields)
 
 
-def convert(table: pa.Table, as_: Output) -> Any:
+@overload
+def convert(table: pa.Table, as_: Literal["pandas"]) -> pd.DataFrame: ...
+@overload
+def convert(table: pa.Table, as_: Literal["polars"]) -> pl.DataFrame: ...
+@overload
+def convert(table: pa.Table, as_: Literal["arrow"]) -> pa.Table: ...
+@overload
+def convert(table: pa.Table, as_: Output) -> Frame: ...
+def convert(table: pa.Table, as_: Output) -> Frame:
+    """``table`` as a pandas DataFrame, a polars DataFrame or itself (``as_="arrow"``)."""
     if as_ == "arrow":
         return table
     if as_ == "pandas":
         return table.to_pandas()
     if as_ == "polars":
-        import polars as pl
-
-        return pl.from_arrow(table)
+        try:
+            import polars as pl
+        except ImportError:
+            raise ImportError("as_=\"polars\" needs polars, an optional dependency: pip install 'tickhouse[polars]' (or pip install polars)") from None
+        frame = pl.from_arrow(table)
+        assert isinstance(frame, pl.DataFrame)  # a Table, not a chunked array, gives a DataFrame
+        return frame
     raise ValueError(f'as_ must be "pandas", "polars" or "arrow"; got {as_!r}')
 
 
@@ -123,12 +141,20 @@ def read_ticks(body: bytes, format: TickFormat, schema: pa.Schema = TICK_SCHEMA)
         types = {"timestamp": pa.int64(), "event_type": pa.string(), "side": pa.string()}
         types.update({f.name: f.type for f in list(TICK_SCHEMA)[3:]})
         types.update(extra)
-        table = pacsv.read_csv(src, convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False))
+        # pyarrow-stubs lists no NativeFile among read_csv's sources; pyarrow reads one without a copy.
+        table = pacsv.read_csv(cast(Any, src), convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False))
         return conform(table.rename_columns([_TICK_CSV_NAMES.get(n, n) for n in table.column_names]), schema)
     if format == "jsonl":
         if not body.strip():  # no ticks: no lines, which Arrow's JSON reader refuses
             return schema.empty_table()
         text = pa.schema([pa.field("t", pa.int64())] + list(TICK_SCHEMA)[1:] + [pa.field(n, t) for n, t in extra.items()])
-        table = pajson.read_json(src, parse_options=pajson.ParseOptions(explicit_schema=text, unexpected_field_behavior="error"))
+        table = pajson.read_json(cast(Any, src), parse_options=pajson.ParseOptions(explicit_schema=text, unexpected_field_behavior="error"))
         return conform(table, schema)
     raise ValueError(f'format must be "csv", "jsonl" or "parquet"; got {format!r}')
+
+
+def candles_from_rows(rows: Sequence[dict[str, Any]]) -> pa.Table:
+    """JSON rows of /v1/ohlcv (``timestamp`` in ms) → candle table."""
+    fields = list(CANDLE_SCHEMA)
+    arrays = [pa.array([r["timestamp"] for r in rows], pa.int64()).cast(UTC_MS)] + [pa.array([r[f.name] for r in rows], f.type) for f in fields[1:]]
+    return pa.Table.from_arrays(arrays, schema=CANDLE_SCHEMA)

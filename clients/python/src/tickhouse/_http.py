@@ -1,7 +1,8 @@
-"""One HTTP session with the service: auth header, typed errors, retries on 503 and lost connections."""
+"""One HTTP session with the service: auth header, typed errors, retries on a transient 503 and lost connections."""
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Iterator, Mapping
@@ -10,12 +11,19 @@ from typing import Any
 
 import httpx
 
-from .errors import error_from_response
+from .errors import ConnectionFailed, ConnectionLost, ServiceUnavailable, TransportError, error_from_response
 
 # Failures where the request never reached the service: safe to send again whatever the method.
-_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
 # Failures after sending: only a GET (no side effects) is sent again.
-_LOST = (httpx.ReadError, httpx.RemoteProtocolError, httpx.ReadTimeout, httpx.WriteError)
+_LOST = (httpx.ReadError, httpx.RemoteProtocolError, httpx.ReadTimeout, httpx.WriteError, httpx.WriteTimeout)
+
+
+def transport_error(err: httpx.TransportError, base_url: str) -> TransportError:
+    """The client's exception for an httpx transport failure (raised ``from`` it)."""
+    if isinstance(err, _NOT_SENT):
+        return ConnectionFailed(f"could not connect to {base_url}: {err or type(err).__name__}")
+    return ConnectionLost(f"the connection to {base_url} broke or timed out: {err or type(err).__name__}")
 
 
 class Transport:
@@ -35,11 +43,24 @@ class Transport:
     def auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-    def json(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: Any = None, auth: bool = True) -> Any:
+    def call(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, body: Any = None, auth: bool = True) -> Any:
         """The parsed JSON answer of a request (the whole envelope); errors raise typed exceptions."""
         with self.stream(method, path, params=params, body=body, auth=auth) as response:
-            response.read()
-        return response.json()
+            return json.loads(self.read(response))
+
+    def read(self, response: httpx.Response) -> bytes:
+        """The rest of a streamed body; a transfer cut midway raises ConnectionLost."""
+        try:
+            return b"".join(response.iter_bytes(1 << 20))
+        except httpx.TransportError as err:
+            raise transport_error(err, self.base_url) from err
+
+    def chunks(self, response: httpx.Response) -> Iterator[bytes]:
+        """A streamed body chunk by chunk; a transfer cut midway raises ConnectionLost."""
+        try:
+            yield from response.iter_bytes(1 << 20)
+        except httpx.TransportError as err:
+            raise transport_error(err, self.base_url) from err
 
     @contextmanager
     def stream(
@@ -54,12 +75,12 @@ class Transport:
             request = self._http.build_request(method, path, params=query, json=body, headers=request_headers)
             try:
                 response = self._http.send(request, stream=True)
-            except _NOT_SENT:
+            except _NOT_SENT as err:
                 if attempt >= self.retries:
-                    raise
-            except _LOST:
-                if method != "GET" or attempt >= self.retries:
-                    raise
+                    raise transport_error(err, self.base_url) from err
+            except httpx.TransportError as err:
+                if method != "GET" or attempt >= self.retries or not isinstance(err, _LOST):
+                    raise transport_error(err, self.base_url) from err
             else:
                 if response.status_code < 400:
                     try:
@@ -67,14 +88,19 @@ class Transport:
                     finally:
                         response.close()
                     return
-                error = error_from_response(response.status_code, response.read(), response.headers)
-                response.close()
-                # 503 is the service saying "retry shortly"; every other error (a daily 429 above all) is final.
-                if response.status_code != 503 or attempt >= self.retries:
+                try:
+                    content = response.read()
+                except httpx.TransportError as err:
+                    raise transport_error(err, self.base_url) from err
+                finally:
+                    response.close()
+                error = error_from_response(response.status_code, content, response.headers)
+                # Only service_unavailable means "retry shortly"; every other error (a daily 429, or
+                # payments_unavailable, a 503 that lasts until the operator configures payments) is final.
+                if not isinstance(error, ServiceUnavailable) or attempt >= self.retries:
                     raise error
-                retry_after = response.headers.get("retry-after")
-                if retry_after and retry_after.isdigit():
-                    time.sleep(min(float(retry_after), self.max_backoff))
+                if error.retry_after is not None:
+                    time.sleep(min(float(error.retry_after), self.max_backoff))
                     attempt += 1
                     continue
             time.sleep(min(self.backoff * 2**attempt * (1 + random.random() / 2), self.max_backoff))

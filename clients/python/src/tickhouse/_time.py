@@ -7,15 +7,30 @@ ISO 8601 text. A time without a zone (naive datetime, text without offset) is ta
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Union
+from typing import Any, Union
 
+import numpy as np
 import pandas as pd
 
-TimeLike = Union[int, datetime, "pd.Timestamp", str]
+#: What the client accepts as a time (``pandas.Timestamp`` is a ``datetime``).
+TimeLike = Union[int, datetime, pd.Timestamp, "np.datetime64[Any]", str]
 
 
 def to_ms(value: TimeLike, name: str = "time") -> int:
-    """Unix milliseconds (UTC) of ``value``; naive values are UTC. Sub-millisecond parts are truncated."""
+    """Unix milliseconds (UTC) of a time.
+
+    Parameters
+    ----------
+    value : int, datetime, pandas.Timestamp, numpy.datetime64 or str
+        An int is taken as milliseconds already; a value without a zone (naive datetime, ISO text
+        without offset) is UTC. Sub-millisecond parts are truncated.
+    name : str, default "time"
+        The parameter's name, for error messages.
+
+    Returns
+    -------
+    int
+    """
     if isinstance(value, bool):
         raise TypeError(f"{name}: a bool is not a time")
     if isinstance(value, int):
@@ -36,11 +51,6 @@ def to_ms(value: TimeLike, name: str = "time") -> int:
         dt = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
         delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
         return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
-    try:
-        import numpy as np
-
-        if isinstance(value, np.datetime64):
-            return int(value.astype("datetime64[ms]").astype("int64"))
-    except ImportError:  # pragma: no cover - numpy comes with pandas
-        pass
+    if isinstance(value, np.datetime64):
+        return int(value.astype("datetime64[ms]").astype("int64"))
     raise TypeError(f"{name}: expected int milliseconds, datetime, pandas.Timestamp or ISO text; got {type(value).__name__}")
