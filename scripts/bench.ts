@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { openAccountStore } from '../src/accounts/index.js';
 import { generateApiKey, hashApiKey } from '../src/auth/keys.js';
 import { EmbeddedEngine } from '../src/clickhouse/embedded.js';
+import { runMigrations } from '../src/clickhouse/migrations.js';
 import { benchPaths, ensureDataset } from './bench/dataset.js';
 import { benchTicks } from './bench/ticks.js';
 import type { BenchContext, BenchFn, BenchRow } from './bench/types.js';
@@ -30,7 +31,9 @@ async function main() {
   const paths = benchPaths(ROOT);
   const apiKey = await unlimitedKey(paths.service);
   const engine = EmbeddedEngine.open(paths.raw, 4);
-  const service = await startService(paths.service);
+  // The raw copy gets the schema the service gives its own at start (a dataset built before a migration).
+  await runMigrations(engine);
+  let service = await startService(paths.service);
   const rows: BenchRow[] = [];
   try {
     const ctx: BenchContext = {
@@ -38,6 +41,11 @@ async function main() {
       engine,
       service: { url: service.url, apiKey, pid: service.child.pid! },
       serviceRss: () => rssOf(service.child.pid!),
+      async restartService() {
+        await stopService(service.child);
+        service = await startService(paths.service);
+        Object.assign(ctx.service, { url: service.url, pid: service.child.pid! });
+      },
     };
     const benches: [string, BenchFn][] = [['ticks', benchTicks]];
     for (const name of CONTRIBUTED) {
@@ -58,7 +66,7 @@ async function main() {
       }
     }
   } finally {
-    service.child.kill('SIGTERM');
+    await stopService(service.child);
     await engine.close();
   }
   process.stdout.write(table(rows));
@@ -101,6 +109,14 @@ async function startService(dataDir: string): Promise<{ child: ChildProcess; url
     });
   });
   return { child, url };
+}
+
+/** SIGTERM, and the exit awaited: the data directory is free for the next service. */
+async function stopService(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
 }
 
 function rssOf(pid: number): number {
