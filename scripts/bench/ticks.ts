@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Engine } from '../../src/clickhouse/engine.js';
-import { candlesSql } from '../../src/queries/ohlcv.js';
+import { queryCandles } from '../../src/queries/ohlcv.js';
 import { CSV_HEADER, exportQuery, pageQuery, type StreamQuery } from '../../src/queries/ticks.js';
 import type { ClientReply, ClientRequest } from './http-client.js';
 import type { BenchContext, BenchRow } from './types.js';
@@ -178,7 +178,8 @@ export async function benchTicks(ctx: BenchContext): Promise<BenchRow[]> {
     const params = { asset_id: big.asset_id, resolution, start: big.start, limit: 1000 };
     const svc = await timeMs(() => httpTransfer(ctx, `/v1/ohlcv?${qs(params)}`), 10);
     const rollup = await timeMs(
-      () => ctx.engine.rows(candlesSql(resolution, 'first'), { params: { asset_id: big.asset_id, from: big.start, to: big.end, limit: 1000 } }),
+      // The service's own reads of the rollup (one window here), without HTTP and auth.
+      () => queryCandles(ctx.engine, { asset_id: big.asset_id, resolution, from: big.start, to: big.end, limit: 1000, take: 'first' }),
       10,
     );
     const fromTicks = await timeMs(
@@ -188,8 +189,8 @@ export async function benchTicks(ctx: BenchContext): Promise<BenchRow[]> {
     rows.push({
       workload: `/v1/ohlcv ${resolution}, 1000 candles (median of 10)`,
       service: `${fmt(svc, 1)} ms`,
-      engine: `${fmt(rollup, 1)} ms rollup SQL; ${fmt(fromTicks, 1)} ms from raw ticks`,
-      ratio: `${(fromTicks / svc).toFixed(1)}× faster than raw ticks (target ≤ 30 ms, ≥ 10×)`,
+      engine: `${fmt(rollup, 1)} ms rollup reads; ${fmt(fromTicks, 1)} ms from raw ticks`,
+      ratio: `${(fromTicks / svc).toFixed(1)}× faster than raw ticks (target ≤ 15 ms, ≥ 10×)`,
     });
   }
 
