@@ -119,13 +119,13 @@ describe('snapshot directory', () => {
 
   it('names the gap of an instant: from the latest snapshot at or before it to the next one', () => {
     const d = directory();
-    expect(d.gap(0)).toEqual({ start: 0, end: 100, first: true, long: false });
-    expect(d.gap(99)).toEqual({ start: 0, end: 100, first: true, long: false });
-    expect(d.gap(100)).toEqual({ start: 100, end: 200, first: false, long: false });
-    expect(d.gap(199)).toEqual({ start: 100, end: 200, first: false, long: false });
-    expect(d.gap(300)).toEqual({ start: 300, end: Infinity, first: false, long: false });
-    expect(d.gap(1e15)).toEqual({ start: 300, end: Infinity, first: false, long: false });
-    expect(new SnapshotDirectory('b', new Float64Array()).gap(5)).toEqual({ start: 0, end: Infinity, first: true, long: false });
+    expect(d.gap(0)).toEqual({ start: 0, end: 100, index: 0, first: true, long: false });
+    expect(d.gap(99)).toEqual({ start: 0, end: 100, index: 0, first: true, long: false });
+    expect(d.gap(100)).toEqual({ start: 100, end: 200, index: 1, first: false, long: false });
+    expect(d.gap(199)).toEqual({ start: 100, end: 200, index: 1, first: false, long: false });
+    expect(d.gap(300)).toEqual({ start: 300, end: Infinity, index: 3, first: false, long: false });
+    expect(d.gap(1e15)).toEqual({ start: 300, end: Infinity, index: 3, first: false, long: false });
+    expect(new SnapshotDirectory('b', new Float64Array()).gap(5)).toEqual({ start: 0, end: Infinity, index: 0, first: true, long: false });
   });
 
   it('learns snapshot times a read found, in any order, known ones ignored; a gap they split is no longer long', () => {
@@ -137,10 +137,10 @@ describe('snapshot directory', () => {
     d.learn([350, 150, 200, 150, 50]);
     expect(d.size).toBe(6);
     expect(d.bytes).toBe(bytes + 3 * 8);
-    expect(d.gap(10)).toEqual({ start: 0, end: 50, first: true, long: false });
-    expect(d.gap(120)).toEqual({ start: 100, end: 150, first: false, long: false });
-    expect(d.gap(160)).toEqual({ start: 150, end: 200, first: false, long: false });
-    expect(d.gap(320)).toEqual({ start: 300, end: 350, first: false, long: false });
-    expect(d.gap(400)).toEqual({ start: 350, end: Infinity, first: false, long: false });
+    expect(d.gap(10)).toEqual({ start: 0, end: 50, index: 0, first: true, long: false });
+    expect(d.gap(120)).toEqual({ start: 100, end: 150, index: 2, first: false, long: false });
+    expect(d.gap(160)).toEqual({ start: 150, end: 200, index: 3, first: false, long: false });
+    expect(d.gap(320)).toEqual({ start: 300, end: 350, index: 5, first: false, long: false });
+    expect(d.gap(400)).toEqual({ start: 350, end: Infinity, index: 6, first: false, long: false });
   });
 });
