@@ -72,7 +72,7 @@ describe('gathered reads', () => {
     expect(await Promise.all([running, again, queued, queuedAgain, other])).toEqual(['a:7', 'a:7', 'a:8', 'a:8', 'b:7']);
   });
 
-  it('a read takes at most `most` requests; a key the read leaves out gets undefined; a failed read fails all its requests, and the next ones read', async () => {
+  it('a read takes at most `most` requests; a key it leaves out gets undefined; a failed read fails all its requests, and the next ones read', async () => {
     const { calls, read } = controlledReads();
     const reads = new GatheredReads<number, number, string>(read, 1, 3);
     const first = reads.get('a', 0, 0);

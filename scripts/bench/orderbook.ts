@@ -135,7 +135,9 @@ export async function benchOrderbook(ctx: BenchContext): Promise<BenchRow[]> {
     endpoints.forEach(([name], i) => {
       const s = loads[i];
       rows.push({
-        workload: `${clients === CLIENTS && i === 0 ? `${name}, fresh service (cold),` : name} at random timestamps, ${fmt(asset.ticks, 0)}-tick asset, ${clients} client${clients === 1 ? '' : 's'}, auth included`,
+        workload:
+          `${clients === CLIENTS && i === 0 ? `${name}, fresh service (cold),` : name} at random timestamps,` +
+          ` ${fmt(asset.ticks, 0)}-tick asset, ${clients} client${clients === 1 ? '' : 's'}, auth included`,
         service: `p50 ${fmt(s.p50)} ms, p99 ${fmt(s.p99)} ms, ${fmt(s.rps, 0)} req/s, ${fmt(s.cpuMs)} ms CPU/req${answers[i]}`,
         engine:
           `p50 ${fmt(rawLoad.p50)} ms, p99 ${fmt(rawLoad.p99)} ms, ${fmt(rawLoad.rps, 0)} queries/s, ${fmt(rawLoad.cpuMs)} ms CPU/query (same query,` + ` raw)`,
