@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { openAccountStore } from '../src/accounts/index.js';
 import { generateApiKey, hashApiKey } from '../src/auth/keys.js';
 import { EmbeddedEngine } from '../src/clickhouse/embedded.js';
-import { benchPaths, ensureDataset } from './bench/dataset.js';
+import { runMigrations } from '../src/clickhouse/migrations.js';
+import { benchPaths, ensureDataset, GROUP_TICKS, groupsFor } from './bench/dataset.js';
 import { benchTicks } from './bench/ticks.js';
 import type { BenchContext, BenchFn, BenchRow } from './bench/types.js';
 
@@ -17,27 +18,57 @@ import type { BenchContext, BenchFn, BenchRow } from './bench/types.js';
  */
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)), '.bench-data');
 /** Modules other issues contribute; each exports one or more `bench*` functions (BenchFn). */
-const CONTRIBUTED = ['orderbook', 'book', 'auth', 'recorder', 'ingest', 'replay', 'python-client'];
+const CONTRIBUTED = ['candles', 'orderbook', 'book', 'auth', 'recorder', 'ingest', 'replay', 'python-client'];
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
+/**
+ * BENCH_TICKS: the archive sizes to run, in ticks, comma-separated (default 21000000, the dataset of
+ * one group). `BENCH_TICKS=21000000,100000000` builds the larger archive once (cached like the
+ * first) and runs every bench on each, printing each workload's rows side by side: the same
+ * questions about the same asset, beside more or less other history.
+ */
+function archiveSizes(): number[] {
+  const sizes = (process.env.BENCH_TICKS ?? String(GROUP_TICKS)).split(',').map((s) => groupsFor(Number(s.trim())));
+  return [...new Set(sizes)];
+}
+
 async function main() {
-  const dataset = await ensureDataset(ROOT, say);
+  const sizes = archiveSizes();
+  const perSize: BenchRow[][] = [];
+  for (const groups of sizes) perSize.push(await benchArchive(groups, sizes.length > 1));
+  // Side by side: each row of the first archive, then the same row of the others.
+  const rows = perSize[0].flatMap((row, i) => [row, ...perSize.slice(1).map((other) => other[i])].filter((r) => r !== undefined));
+  process.stdout.write(table(rows));
+  process.exit(0);
+}
+
+/** Every bench on one archive (`groups` of GROUP_TICKS); `label`: workloads prefixed with the archive size. */
+async function benchArchive(groups: number, label: boolean): Promise<BenchRow[]> {
+  const dataset = await ensureDataset(ROOT, say, groups);
+  const paths = benchPaths(ROOT, groups);
+  const size = `${Math.round(dataset.ticks / 1e6)}M ticks`;
   say(
     `dataset: ${dataset.ticks.toLocaleString('en-US')} ticks, ${dataset.snapshots.toLocaleString('en-US')} snapshots,` +
-      ` ${dataset.assets.length} assets (largest ${dataset.largest.ticks.toLocaleString('en-US')})`,
+      ` ${dataset.assets.length} assets (largest ${dataset.largest.ticks.toLocaleString('en-US')}), built in ${dataset.buildSeconds} s`,
   );
-  const paths = benchPaths(ROOT);
   const apiKey = await unlimitedKey(paths.service);
   const engine = EmbeddedEngine.open(paths.raw, 4);
-  const service = await startService(paths.service);
-  const rows: BenchRow[] = [];
+  // The raw copy gets the schema the service gives its own at start (a dataset built before a migration).
+  await runMigrations(engine);
+  let service = await startService(paths.service);
+  const rows: BenchRow[] = [await storageRow(engine, dataset.ticks)];
   try {
     const ctx: BenchContext = {
       dataset,
       engine,
       service: { url: service.url, apiKey, pid: service.child.pid! },
       serviceRss: () => rssOf(service.child.pid!),
+      async restartService() {
+        await stopService(service.child);
+        service = await startService(paths.service);
+        Object.assign(ctx.service, { url: service.url, pid: service.child.pid! });
+      },
     };
     const benches: [string, BenchFn][] = [['ticks', benchTicks]];
     for (const name of CONTRIBUTED) {
@@ -50,7 +81,7 @@ async function main() {
     // BENCH_ONLY=ticks,auth runs a subset (module names).
     const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
     for (const [name, fn] of benches.filter(([n]) => !only || only.includes(n.split('.')[0]))) {
-      say(`running ${name}…`);
+      say(`running ${name} (${size})…`);
       try {
         rows.push(...(await fn(ctx)));
       } catch (err) {
@@ -58,11 +89,23 @@ async function main() {
       }
     }
   } finally {
-    service.child.kill('SIGTERM');
+    await stopService(service.child);
     await engine.close();
   }
-  process.stdout.write(table(rows));
-  process.exit(0);
+  return label ? rows.map((r) => ({ ...r, workload: `[${size}] ${r.workload}` })) : rows;
+}
+
+/** What the archive takes on disk (every active part of every table, the rollups included), per tick. */
+async function storageRow(engine: EmbeddedEngine, ticks: number): Promise<BenchRow> {
+  const [{ bytes, ticks_bytes }] = await engine.rows<{ bytes: string; ticks_bytes: string }>(
+    `SELECT sum(bytes_on_disk) AS bytes, sumIf(bytes_on_disk, table = 'ticks') AS ticks_bytes FROM system.parts WHERE active AND database = currentDatabase()`,
+  );
+  return {
+    workload: 'storage on disk (all tables, one copy)',
+    service: `${(Number(bytes) / 2 ** 30).toFixed(2)} GiB, ${(Number(bytes) / ticks).toFixed(1)} bytes/tick`,
+    engine: `ticks table alone: ${(Number(ticks_bytes) / ticks).toFixed(1)} bytes/tick`,
+    ratio: '',
+  };
 }
 
 /** A fresh unlimited account in the service's embedded account store (opened and closed before the service starts). */
@@ -101,6 +144,14 @@ async function startService(dataDir: string): Promise<{ child: ChildProcess; url
     });
   });
   return { child, url };
+}
+
+/** SIGTERM, and the exit awaited: the data directory is free for the next service. */
+async function stopService(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
 }
 
 function rssOf(pid: number): number {

@@ -1,6 +1,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
 import { dailyLimit, requireAuth } from './auth/middleware.js';
+import { withCacheMetrics } from './book-history/cache-metrics.js';
 import { cachingBookReader } from './book-history/reader.js';
 import { registerDashboard } from './dashboard/serve.js';
 import type { AppDeps } from './deps.js';
@@ -79,7 +80,7 @@ export function createApp(deps: AppDeps) {
   registerBillingRoutes(app, deps);
   registerMarketsRoutes(app, deps);
   // One BookReader for every point-in-time book: order books, CLOB answers, the replay's initial books.
-  const books = deps.books ?? cachingBookReader(deps.engine, deps.config.BOOK_CACHE_MB * 2 ** 20);
+  const books = deps.books ?? withCacheMetrics(cachingBookReader(deps.engine, deps.config.BOOK_CACHE_MB * 2 ** 20));
   registerOrderbookRoutes(app, deps, books);
   registerClobRoutes(app, deps, books);
   const replay = new ReplayServer({ engine: deps.engine, books, fetch: (request, env) => app.fetch(request, env) });

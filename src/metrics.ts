@@ -33,15 +33,16 @@ export class Counter implements Metric {
   }
 }
 
-/** A value read when scraped (buffer sizes, connected sockets). */
+/** A value read when scraped (buffer sizes, connected sockets; `counter`: a count that only grows, kept by its owner). */
 export class Gauge implements Metric {
   constructor(
     readonly name: string,
     readonly help: string,
     private readonly read: () => number,
+    private readonly type: 'gauge' | 'counter' = 'gauge',
   ) {}
   render() {
-    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`, `${this.name} ${this.read()}`].join('\n');
+    return [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`, `${this.name} ${this.read()}`].join('\n');
   }
 }
 
@@ -83,6 +84,10 @@ export class Registry {
   }
   gauge(name: string, help: string, read: () => number) {
     this.metrics.set(name, new Gauge(name, help, read));
+  }
+  /** A counter its owner keeps (a cache's hits), read when scraped. */
+  counterOf(name: string, help: string, read: () => number) {
+    this.metrics.set(name, new Gauge(name, help, read, 'counter'));
   }
   render() {
     return `${[...this.metrics.values()].map((m) => m.render()).join('\n')}\n`;

@@ -15,6 +15,12 @@ import { runMigrations } from '../../src/clickhouse/migrations.js';
  * runs of 4 equal values (arrival order by seq); 1 tick in 50 is a last_trade_price; an exchange
  * `book` per asset per hour (tick + snapshot), and a checkpoint snapshot every 200 ticks, 20–40
  * levels per side around the tick's best bid/ask.
+ *
+ * A larger archive (BENCH_TICKS, e.g. 100000000) holds that same group of 8 assets, unchanged, and
+ * as many more groups as the size asks for (one per 21 M ticks): other markets, whose large asset
+ * also spans the 1,100 days and whose others cover earlier 60-day stretches. The bench asks both
+ * archives the same questions about the first group, so what differs between the two is only how
+ * much else is stored beside the answer.
  */
 export const DATASET_VERSION = 6;
 export const DATASET_END = Date.UTC(2026, 8, 1);
@@ -37,42 +43,60 @@ export interface DatasetInfo {
   ticks: number;
   snapshots: number;
   buildSeconds: number;
+  /** Groups of 8 assets (GROUP_TICKS each): 1 for the default dataset. */
+  groups: number;
 }
 
-function plan(): BenchAsset[] {
+/** Ticks of one group of assets (the default dataset); a larger archive holds whole groups. */
+export const GROUP_TICKS = 21_000_000;
+
+function plan(groups: number): BenchAsset[] {
   const assets: BenchAsset[] = [];
-  for (let m = 0; m < 4; m++) {
-    for (const [o, outcome] of (['Yes', 'No'] as const).entries()) {
-      const largest = m === 0 && o === 0;
-      assets.push({
-        asset_id: `${71_000_000_000_000 + m * 10 + o}${'7'.repeat(60)}`,
-        market: `0x${(m + 1).toString(16).padStart(64, 'b')}`,
-        outcome,
-        ticks: largest ? 6_000_000 : 2_142_858,
-        start: DATASET_END - (largest ? 1_100 : 60) * DAY,
-        end: DATASET_END,
-      });
+  for (let g = 0; g < groups; g++) {
+    // Group 0's 60-day assets end with the dataset, group g's g × 60 days earlier.
+    const end = DATASET_END - g * 60 * DAY;
+    for (let m = 0; m < 4; m++) {
+      for (const [o, outcome] of (['Yes', 'No'] as const).entries()) {
+        const large = m === 0 && o === 0;
+        assets.push({
+          asset_id: `${71_000_000_000_000 + g * 1000 + m * 10 + o}${'7'.repeat(60)}`,
+          market: g === 0 ? `0x${(m + 1).toString(16).padStart(64, 'b')}` : `0x${(g * 16 + m).toString(16).padStart(64, 'c')}`,
+          outcome,
+          ticks: large ? 6_000_000 : 2_142_858,
+          start: large ? DATASET_END - 1_100 * DAY : end - 60 * DAY,
+          end: large ? DATASET_END : end,
+        });
+      }
     }
   }
   return assets;
 }
 
-/** `raw` (opened by the bench process) and `service` (by the service process) are identical copies: one chDB directory per process. */
-export function benchPaths(root: string) {
-  return { root, build: join(root, 'build'), raw: join(root, 'raw'), service: join(root, 'service'), info: join(root, 'dataset.json') };
+/** Groups of GROUP_TICKS in an archive of `ticks` (BENCH_TICKS), at least one. */
+export function groupsFor(ticks: number): number {
+  return Math.max(1, Math.round(ticks / GROUP_TICKS));
 }
 
-export function cachedDataset(root: string): DatasetInfo | null {
-  const paths = benchPaths(root);
+/**
+ * `raw` (opened by the bench process) and `service` (by the service process) are identical copies: one chDB directory per process.
+ * The default dataset (one group) lives in `root` itself, a larger one in `root/groups-<n>`.
+ */
+export function benchPaths(root: string, groups = 1) {
+  const dir = groups === 1 ? root : join(root, `groups-${groups}`);
+  return { root: dir, build: join(dir, 'build'), raw: join(dir, 'raw'), service: join(dir, 'service'), info: join(dir, 'dataset.json') };
+}
+
+export function cachedDataset(root: string, groups = 1): DatasetInfo | null {
+  const paths = benchPaths(root, groups);
   if (!existsSync(paths.info) || !existsSync(paths.raw) || !existsSync(paths.service)) return null;
   const info = JSON.parse(readFileSync(paths.info, 'utf8')) as DatasetInfo;
-  return info.version === DATASET_VERSION ? info : null;
+  return info.version === DATASET_VERSION ? { ...info, groups: info.groups ?? 1 } : null;
 }
 
 /** Generates the dataset into `engine` (freshly migrated, empty). */
-export async function generateDataset(engine: Engine, log: (line: string) => void): Promise<DatasetInfo> {
+export async function generateDataset(engine: Engine, log: (line: string) => void, groups = 1): Promise<DatasetInfo> {
   const started = performance.now();
-  const assets = plan();
+  const assets = plan(groups);
   // Bulk generation: no retried blocks to drop, and blocks of equal content across assets are not
   // duplicates.
   const settings = 'SETTINGS insert_deduplicate = 0, max_insert_threads = 2';
@@ -145,6 +169,7 @@ VALUES ({asset_id:String}, {market:String}, {outcome:String}, {question:String},
       return { ...a, ticks: Number(r.n) };
     }),
   );
+  // The first of the largest: group 0's, the same asset in every archive size.
   const largest = withCounts.reduce((x, y) => (y.ticks > x.ticks ? y : x));
   return {
     version: DATASET_VERSION,
@@ -153,6 +178,7 @@ VALUES ({asset_id:String}, {market:String}, {outcome:String}, {question:String},
     ticks: Number(counts.ticks),
     snapshots: Number(counts.snapshots),
     buildSeconds: Math.round((performance.now() - started) / 100) / 10,
+    groups,
   };
 }
 
@@ -161,14 +187,16 @@ VALUES ({asset_id:String}, {market:String}, {outcome:String}, {question:String},
  * opens the raw copy afterwards), then moves it to the raw-engine copy and copies that for the
  * service.
  */
-export async function ensureDataset(root: string, log: (line: string) => void): Promise<DatasetInfo> {
-  const cached = cachedDataset(root);
+export async function ensureDataset(root: string, log: (line: string) => void, groups = 1): Promise<DatasetInfo> {
+  const cached = cachedDataset(root, groups);
   if (cached) return cached;
-  const paths = benchPaths(root);
+  const paths = benchPaths(root, groups);
   for (const dir of [paths.build, paths.raw, paths.service]) rmSync(dir, { recursive: true, force: true });
   log(`building the benchmark dataset in ${paths.build} (once; cached afterwards)`);
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, paths.build], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL(import.meta.url).pathname, paths.build, String(groups)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   let info: DatasetInfo | undefined;
   child.stdout!.on('data', (chunk: Buffer) => {
@@ -192,7 +220,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
   const dir = process.argv[2];
   const engine = EmbeddedEngine.open(dir, 2);
   await runMigrations(engine);
-  const info = await generateDataset(engine, (line) => process.stdout.write(`${line}\n`));
+  const info = await generateDataset(engine, (line) => process.stdout.write(`${line}\n`), Number(process.argv[3] ?? 1));
   await engine.close();
   process.stdout.write(`${JSON.stringify(info)}\n`);
   process.exit(0);

@@ -67,7 +67,26 @@ function httpGet(agent: Agent, url: URL, path: string, apiKey: string): Promise<
   });
 }
 
+/** The book cache's counters at the service's /metrics. */
+async function cacheCounters(ctx: BenchContext): Promise<Record<'hits' | 'misses' | 'gap_reads' | 'point_reads', number>> {
+  const text = await (await fetch(`${ctx.service.url}/metrics`)).text();
+  const read = (name: string) => Number(new RegExp(`^tickhouse_book_cache_${name}_total (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { hits: read('hits'), misses: read('misses'), gap_reads: read('gap_reads'), point_reads: read('point_reads') };
+}
+
+/** How the lookups of a run were answered: the share from memory, and how many misses a read took. */
+function answeredBy(before: Awaited<ReturnType<typeof cacheCounters>>, after: Awaited<ReturnType<typeof cacheCounters>>): string {
+  const hits = after.hits - before.hits;
+  const misses = after.misses - before.misses;
+  const gapReads = after.gap_reads - before.gap_reads;
+  const pointReads = after.point_reads - before.point_reads;
+  const share = (100 * hits) / Math.max(1, hits + misses);
+  return `; ${fmt(share, 0)}% hits, ${fmt(misses, 0)} misses in ${fmt(gapReads, 0)} reads + ${fmt(pointReads, 0)} point reads`;
+}
+
 export async function benchOrderbook(ctx: BenchContext): Promise<BenchRow[]> {
+  // Cold: a fresh service process, nothing of the asset in memory (the OS still caches the files).
+  await ctx.restartService();
   const asset = ctx.dataset.largest;
   // Skip the first hour: every timestamp then has a book.
   const from = asset.start + 3_600_000;
@@ -102,10 +121,13 @@ export async function benchOrderbook(ctx: BenchContext): Promise<BenchRow[]> {
     await closedLoop(raw, clients, WARMUP_MS, benchCpu);
     const rawBefore = await closedLoop(raw, clients, DURATION_MS, benchCpu);
     const loads: Load[] = [];
+    const answers: string[] = [];
     for (const [, path] of endpoints) {
       const once = () => httpGet(agent, url, path(), ctx.service.apiKey);
       await closedLoop(once, clients, WARMUP_MS, serviceCpu);
+      const before = await cacheCounters(ctx);
       loads.push(await closedLoop(once, clients, DURATION_MS, serviceCpu));
+      answers.push(answeredBy(before, await cacheCounters(ctx)));
     }
     const rawAfter = await closedLoop(raw, clients, DURATION_MS, benchCpu);
     // The better of the two raw runs: the baseline the service is held to.
@@ -113,8 +135,10 @@ export async function benchOrderbook(ctx: BenchContext): Promise<BenchRow[]> {
     endpoints.forEach(([name], i) => {
       const s = loads[i];
       rows.push({
-        workload: `${name} at random timestamps, ${fmt(asset.ticks, 0)}-tick asset, ${clients} client${clients === 1 ? '' : 's'}, auth included`,
-        service: `p50 ${fmt(s.p50)} ms, p99 ${fmt(s.p99)} ms, ${fmt(s.rps, 0)} req/s, ${fmt(s.cpuMs)} ms CPU/req`,
+        workload:
+          `${clients === CLIENTS && i === 0 ? `${name}, fresh service (cold),` : name} at random timestamps,` +
+          ` ${fmt(asset.ticks, 0)}-tick asset, ${clients} client${clients === 1 ? '' : 's'}, auth included`,
+        service: `p50 ${fmt(s.p50)} ms, p99 ${fmt(s.p99)} ms, ${fmt(s.rps, 0)} req/s, ${fmt(s.cpuMs)} ms CPU/req${answers[i]}`,
         engine:
           `p50 ${fmt(rawLoad.p50)} ms, p99 ${fmt(rawLoad.p99)} ms, ${fmt(rawLoad.rps, 0)} queries/s, ${fmt(rawLoad.cpuMs)} ms CPU/query (same query,` + ` raw)`,
         ratio:

@@ -4,14 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Engine } from '../../src/clickhouse/engine.js';
-import { candlesSql } from '../../src/queries/ohlcv.js';
 import { CSV_HEADER, exportQuery, pageQuery, type StreamQuery } from '../../src/queries/ticks.js';
 import type { ClientReply, ClientRequest } from './http-client.js';
 import type { BenchContext, BenchRow } from './types.js';
 
 /**
- * Issue 5's workloads: exports, a 100k-tick page, candles and market listings, each measured on the
- * service over HTTP and on the raw engine running the same SQL in the same run.
+ * Issue 5's workloads: exports and a 100k-tick page (candles and market listings: candles.ts), each
+ * measured on the service over HTTP and on the raw engine running the same SQL in the same run.
  */
 export interface Transfer {
   bytes: number;
@@ -99,7 +98,7 @@ async function loopbackTransfer(ctx: BenchContext, q: StreamQuery): Promise<Tran
   }
 }
 
-async function timeMs(fn: () => Promise<unknown>, runs: number): Promise<number> {
+export async function timeMs(fn: () => Promise<unknown>, runs: number): Promise<number> {
   await fn();
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -110,7 +109,7 @@ async function timeMs(fn: () => Promise<unknown>, runs: number): Promise<number>
   return median(times);
 }
 
-const qs = (params: Record<string, string | number>) => new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+export const qs = (params: Record<string, string | number>) => new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
 
 export async function benchTicks(ctx: BenchContext): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
@@ -174,51 +173,5 @@ export async function benchTicks(ctx: BenchContext): Promise<BenchRow[]> {
     ratio: `${(pageSvc / pageRaw).toFixed(2)}× engine (target ≤ 1.3)`,
   });
 
-  for (const resolution of ['1m', '1d'] as const) {
-    const params = { asset_id: big.asset_id, resolution, start: big.start, limit: 1000 };
-    const svc = await timeMs(() => httpTransfer(ctx, `/v1/ohlcv?${qs(params)}`), 10);
-    const rollup = await timeMs(
-      () => ctx.engine.rows(candlesSql(resolution, 'first'), { params: { asset_id: big.asset_id, from: big.start, to: big.end, limit: 1000 } }),
-      10,
-    );
-    const fromTicks = await timeMs(
-      () => ctx.engine.rows(candlesFromTicksSql(resolution), { params: { asset_id: big.asset_id, from: big.start, limit: 1000 } }),
-      3,
-    );
-    rows.push({
-      workload: `/v1/ohlcv ${resolution}, 1000 candles (median of 10)`,
-      service: `${fmt(svc, 1)} ms`,
-      engine: `${fmt(rollup, 1)} ms rollup SQL; ${fmt(fromTicks, 1)} ms from raw ticks`,
-      ratio: `${(fromTicks / svc).toFixed(1)}× faster than raw ticks (target ≤ 30 ms, ≥ 10×)`,
-    });
-  }
-
-  const marketsSvc = await timeMs(() => httpTransfer(ctx, '/v1/markets'), 10);
-  const marketsRaw = await timeMs(
-    () =>
-      ctx.engine.rows(
-        `SELECT s.asset_id, any(s.market), min(s.first_seen), max(s.last_seen), sum(s.total_ticks) AS n
-FROM asset_stats AS s GROUP BY s.asset_id ORDER BY n DESC, s.asset_id LIMIT 100`,
-      ),
-    10,
-  );
-  rows.push({
-    workload: '/v1/markets (median of 10)',
-    service: `${fmt(marketsSvc, 1)} ms`,
-    engine: `${fmt(marketsRaw, 1)} ms (asset_stats merge alone)`,
-    ratio: `${(marketsSvc / marketsRaw).toFixed(2)}× engine`,
-  });
   return rows;
-}
-
-/** The same candles as /v1/ohlcv computed from raw ticks, as a naive implementation would. */
-function candlesFromTicksSql(resolution: '1m' | '1d'): string {
-  const interval = resolution === '1m' ? 'INTERVAL 1 MINUTE' : 'INTERVAL 1 DAY';
-  return `SELECT toUnixTimestamp(toStartOfInterval(t, ${interval}, 'UTC')) * 1000 AS timestamp,
-  argMin(best_bid, (t, seq)) AS open, max(best_bid) AS high, min(best_bid) AS low, argMax(best_bid, (t, seq)) AS close, count() AS volume
-FROM ticks
-WHERE asset_id = {asset_id:String} AND event = 'price_change' AND t >= fromUnixTimestamp64Milli({from:Int64}, 'UTC')
-GROUP BY timestamp
-ORDER BY timestamp
-LIMIT {limit:UInt32}`;
 }

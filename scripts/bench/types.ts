@@ -16,6 +16,8 @@ export interface BenchContext {
   service: { url: string; apiKey: string; pid: number };
   /** The service process's resident memory now, in bytes. */
   serviceRss(): number;
+  /** Stops the service and starts a fresh process on the same data (`service` then names it): cold caches. */
+  restartService(): Promise<void>;
 }
 
 export type BenchFn = (ctx: BenchContext) => Promise<BenchRow[]>;

@@ -1,15 +1,28 @@
 import { DEFAULT_CHECKPOINTS } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
 import { errorText, log } from '../log.js';
-import { BINARY_EVENT_COLUMNS } from '../queries/book-event-columns.js';
-import { MAX_TIME_MS, POINT_READ } from '../queries/orderbook.js';
+import { noticeSpans, noticesTotal, noticesTouching, pointSql, readRanges, segmentsSql } from '../queries/book-segments.js';
+import { MAX_TIME_MS } from '../queries/orderbook.js';
+import { Directories } from './directories.js';
 import { BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './event-decoder.js';
+import { GatheredReads } from './gathered-reads.js';
 import { type BookSegment, SegmentBuilder } from './segment.js';
+import { type GapRange, GapSplitter, SegmentSplitter } from './segment-splitter.js';
+import { SegmentStore } from './segment-store.js';
+import type { Gap, SnapshotDirectory } from './snapshot-directory.js';
 
 /**
  * Immutable history read once: the segments (a snapshot and the changes up to the next one) that
  * point reads were answered from stay in memory, least recently used out beyond `capacityBytes`,
  * so a backtest stepping through time or a slider asks the engine once per segment, not per instant.
+ *
+ * A lookup the cache does not hold (a miss) costs one small read: the asset's snapshot directory
+ * (snapshot-directory.ts, read once per asset) names the segment holding the instant, and the read
+ * takes exactly its events. Misses of one asset that come while earlier ones are read share the next
+ * read (gathered-reads.ts): one read of 16 segments costs about what four reads of one do. Segments
+ * are read ahead only where access shows a pattern, in the background and after the misses waiting:
+ * the next ones when a lookup steps past the end of a segment it just used, and the whole asset when
+ * its lookups keep missing.
  *
  * A cached segment is never stale. Every block inserted into book_events, by any process or client,
  * leaves a notice in book_writes (clickhouse/010_book_writes.sql, written by the engine itself): its
@@ -26,234 +39,242 @@ import { type BookSegment, SegmentBuilder } from './segment.js';
  */
 
 /**
- * Events a point read (POINT_SQL) reads back from T: the checkpoint interval plus room for the
- * snapshot row and the change that shares its (t, seq). book_events holds the changes and the
- * snapshots of an asset in one key range, so these contain the latest snapshot whenever fewer
- * changes than that followed it, which the ingester's checkpoints guarantee (DEFAULT_CHECKPOINTS:
- * every 200). Fewer rows than this means the asset's whole history up to T was read.
+ * Events a point read reads back from T: the checkpoint interval plus room for the snapshot row and
+ * the change that shares its (t, seq). book_events holds the changes and the snapshots of an asset
+ * in one key range, so these contain the latest snapshot whenever fewer changes than that followed
+ * it, which the ingester's checkpoints guarantee (DEFAULT_CHECKPOINTS: every 200). Fewer rows than
+ * this means the asset's whole history up to T was read.
  */
 export const EVENTS_READ = DEFAULT_CHECKPOINTS.changes + 56;
 
 /**
- * Events one miss reads forward from the snapshot before T: ~40 segments at the default checkpoint
- * interval. A read's cost is mostly fixed (finding the snapshot key, opening the part): measured on
- * the bench's largest asset, 8,192 events cost ~17 ms of CPU and 1,024 ~13 ms, so a miss reads far
- * ahead and random instants fill the cache at a fraction of a point read per segment. An instant
- * further than that from its snapshot (checkpoints off, or as many events in one millisecond) is
- * answered by the fallback read (book-reader.ts).
+ * Events a gap read takes per gap before it gives up on the gap it is in: five checkpoint intervals.
+ * A longer gap (checkpoints off) is answered by a point read, and then always (SnapshotDirectory.long).
+ */
+const GAP_EVENTS = 5 * DEFAULT_CHECKPOINTS.changes;
+
+/**
+ * Gap reads of one asset that run at once, and the gaps one read takes at most. Two keep both cores
+ * of a small machine busy while the misses arriving meanwhile gather for the next read; 32 is the
+ * concurrency the bench's lookups run at.
+ */
+const CONCURRENT_GAP_READS = 2;
+const GAPS_PER_READ = 32;
+
+/**
+ * Events a read-ahead takes, from the end of the segment a lookup stepped past: ~40 segments at the
+ * default checkpoint interval, in one streaming read (8,192 events cost ~17 ms of engine CPU, ~0.4 ms
+ * a segment, against ~0.9 ms for a gathered gap read).
  */
 export const SEGMENTS_READ = 8192;
+
+/**
+ * A lookup steps through time when it misses the segment after one used within the last RECENT_USES
+ * uses of the cache (any asset), or a gap at most STEP_GAPS after the asset's previous miss: a
+ * backtest stepping slower or faster than its segments. Random instants over an asset of thousands
+ * of segments land that close to each other rarely.
+ */
+const RECENT_USES = 64;
+const STEP_GAPS = 8;
 
 /** Segments a fill gathers before it asks for their notices and keeps them (~100k events). */
 const FILL_BATCH = 1024;
 
 /**
  * Misses of one asset, at least as many as its hits, after which the whole asset is read ahead
- * (BookCache.fill). Random instants over a large asset miss nearly every time and each miss pays
- * the read's fixed cost for ~40 segments; a backtest misses once per ~40 lookups and never starts one.
+ * (BookCache.fill): random instants over one asset miss nearly every time, and one streaming read of
+ * the asset costs ~0.05 ms of engine CPU a segment, a twentieth of a gap read's. A backtest misses
+ * once per segment at most, and never starts one.
  */
 const FILL_AFTER_MISSES = 32;
 
-/**
- * Point reads of an asset being filled that run at once; more wait their turn. Each costs a few
- * times what the fill spends per segment, and every core they take from the fill delays the moment
- * all lookups of the asset are answered from memory (measured, 32 clients on 2 cores: unbounded,
- * the fill of the largest bench asset took ~20 s instead of ~4).
- */
-const POINT_READS_WHILE_FILLING = 1;
-
-/**
- * The latest snapshot at or before {at} (none: the asset's first event) and the events after it up
- * to {last}, in (t, seq) order, as RowBinary (BookEventDecoder), at most `limit` (a fill streams
- * them all: one read of the whole asset cost half the engine CPU of 65,536-event reads): one
- * primary-key range read. No sort key beyond the table's: `kind` as a third one made the engine
- * sort the whole rest of the asset (178 ms instead of 14 ms at 4,096 rows).
- *
- * A checkpoint shares the (t, seq) of the change it follows, and already holds it. At the first
- * snapshot that change is left out by the WHERE (it could come before its snapshot in the result).
- * At later ones it lands either just before its snapshot, at the previous segment's end (where no
- * instant of that segment applies it), or just after it, where applying it sets a level to the size
- * the snapshot already gives it: the same book either way.
- */
-const segmentsSql = (limit: number | null) => `
-WITH (SELECT (t, seq) FROM book_events
-      WHERE asset_id = {asset_id:String} AND kind != 'price_change' AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
-      ORDER BY t DESC, seq DESC LIMIT 1) AS k
-SELECT ${BINARY_EVENT_COLUMNS}
-FROM book_events
-WHERE asset_id = {asset_id:String} AND t >= assumeNotNull(k).1 AND t <= fromUnixTimestamp64Milli({last:Int64}, 'UTC')
-  AND (t > assumeNotNull(k).1 OR seq > assumeNotNull(k).2 OR (seq = assumeNotNull(k).2 AND kind != 'price_change'))
-ORDER BY t, seq
-${limit === null ? '' : `LIMIT ${limit}`}
-SETTINGS ${POINT_READ}`;
-
-/**
- * The last EVENTS_READ events up to {at}, newest first (they hold its latest snapshot, see
- * EVENTS_READ), and the first event after {at}: a miss while the asset is being filled costs about
- * a point read. Each branch keeps its order; a row after {at} tells itself apart by its time.
- */
-const POINT_SQL = `
-SELECT * FROM (
-  SELECT ${BINARY_EVENT_COLUMNS} FROM book_events
-  WHERE asset_id = {asset_id:String} AND t <= fromUnixTimestamp64Milli({at:Int64}, 'UTC')
-  ORDER BY t DESC, seq DESC LIMIT ${EVENTS_READ})
-UNION ALL
-SELECT * FROM (
-  SELECT ${BINARY_EVENT_COLUMNS} FROM book_events
-  WHERE asset_id = {asset_id:String} AND t > fromUnixTimestamp64Milli({at:Int64}, 'UTC')
-  ORDER BY t, seq LIMIT 1)
-SETTINGS ${POINT_READ}`;
-
-/** Notices ever written, all assets: part metadata, no data read; merges keep the sum. */
-const NOTICES_TOTAL = `(SELECT sum(rows) FROM system.parts WHERE database = currentDatabase() AND table = 'book_writes' AND active)`;
-
-const TOTAL_SQL = `SELECT ${NOTICES_TOTAL} AS total SETTINGS output_format_json_quote_64bit_integers = 0`;
-
-/** The spans of the notices touching [lo, hi], and the total when other processes may write. */
-const spansSql = (withTotal: boolean) => `
-SELECT ${withTotal ? NOTICES_TOTAL : '0'} AS total, groupArray((toUnixTimestamp64Milli(t_min), toUnixTimestamp64Milli(t_max))) AS spans
-FROM book_writes
-WHERE asset_id = {asset_id:String} AND t_min <= fromUnixTimestamp64Milli({hi:Int64}, 'UTC') AND t_max >= fromUnixTimestamp64Milli({lo:Int64}, 'UTC')
-SETTINGS output_format_json_quote_64bit_integers = 0, ${POINT_READ}`;
-
-/** How many notices touch one segment's span. */
-const COUNT_SQL = `
-SELECT count() AS n
-FROM book_writes
-WHERE asset_id = {asset_id:String} AND t_min <= fromUnixTimestamp64Milli({hi:Int64}, 'UTC') AND t_max >= fromUnixTimestamp64Milli({lo:Int64}, 'UTC')
-SETTINGS output_format_json_quote_64bit_integers = 0, ${POINT_READ}`;
-
-/** The last instant of a segment's span, as the engine's DateTime64 holds it. */
-const spanEnd = (segment: BookSegment) => Math.min(segment.end, MAX_TIME_MS);
+/** The share of the capacity snapshot directories may take. */
+const DIRECTORY_SHARE = 1 / 8;
 
 export interface BookCacheStats {
   bytes: number;
   segments: number;
+  /** Snapshot directories held. */
+  directories: number;
   hits: number;
   misses: number;
+  /** Gap reads run, and the misses they answered (several share one). */
+  gapReads: number;
+  gapMisses: number;
   /** Segments dropped because a notice touched them. */
   invalidated: number;
   evicted: number;
-  /** Fills started, and the segments they stored. */
+  /** Fills and read-aheads started, and the segments they stored. */
   fills: number;
+  readAheads: number;
   filled: number;
-  /** Misses answered by a point read while their asset was being filled. */
+  /** Misses answered by a point read (no directory, a long gap, a gap read that did not give it). */
   pointReads: number;
 }
 
-/** What the cache holds and knows of one asset; dropped with its last segment. */
-interface AssetEntry {
-  /** Its cached segments, by start. */
-  segments: BookSegment[];
-  /** The market its events carry (its first read's), left out of the rows of later reads. */
-  market: string;
-  /** Lookups answered from a segment, and lookups that read, since it was last filled. */
-  hits: number;
-  misses: number;
-}
-
-/** The fill running (one at a time: it takes most of a core while it runs). */
-interface Fill {
+/** Background work reading ahead (one at a time: it takes most of a core while it runs). */
+interface Background {
   assetId: string;
   controller: AbortController;
   done: Promise<void>;
 }
 
 export class BookCache {
-  private readonly assets = new Map<string, AssetEntry>();
-  /** Insertion order is recency: a hit moves its segment to the end. */
-  private readonly lru = new Map<BookSegment, true>();
-  private readonly counters = { bytes: 0, hits: 0, misses: 0, invalidated: 0, evicted: 0, fills: 0, filled: 0, pointReads: 0 };
-  /** Counts stores and hits: BookSegment.used. */
-  private clock = 0;
-  private running: Fill | null = null;
-  private readonly pointReadTurns = new Turns(POINT_READS_WHILE_FILLING);
+  private readonly store: SegmentStore;
+  private readonly directories: Directories;
+  private readonly gapReads: GatheredReads<number, GapRange, BookSegment[]>;
+  private readonly counters = {
+    hits: 0,
+    misses: 0,
+    gapReads: 0,
+    gapMisses: 0,
+    invalidated: 0,
+    fills: 0,
+    readAheads: 0,
+    filled: 0,
+    pointReads: 0,
+  };
+  private running: Background | null = null;
 
   constructor(
     private readonly engine: Engine,
     readonly capacityBytes: number,
-  ) {}
+  ) {
+    this.directories = new Directories(engine, capacityBytes * DIRECTORY_SHARE, () => this.store.shrink());
+    this.store = new SegmentStore(capacityBytes, () => this.directories.bytes);
+    this.gapReads = new GatheredReads((assetId, gaps) => this.readGaps(assetId, gaps), CONCURRENT_GAP_READS, GAPS_PER_READ);
+  }
 
   stats(): BookCacheStats {
-    return { ...this.counters, segments: this.lru.size };
+    const { store, directories } = this;
+    return { ...this.counters, bytes: store.bytes + directories.bytes, segments: store.size, directories: directories.size, evicted: store.evicted };
   }
 
   /** The cached segment answering `at`, checked against the notices first; undefined when there is none. */
   async cached(assetId: string, at: number, signal?: AbortSignal): Promise<BookSegment | undefined> {
-    const segment = this.find(assetId, at);
+    const segment = this.store.find(assetId, at);
     if (!segment) return undefined;
     const epoch = this.engine.writeEpoch();
     if (epoch === null || epoch !== segment.validAtEpoch) {
-      const [{ n }] = await this.engine.rows<{ n: number }>(COUNT_SQL, { params: { asset_id: assetId, lo: segment.start, hi: spanEnd(segment) }, signal });
-      if (Number(n) !== segment.notices) {
+      if ((await noticesTouching(this.engine, { assetId, lo: segment.start, hi: spanEnd(segment) }, signal)) !== segment.notices) {
         this.counters.invalidated++;
-        this.remove(segment);
+        this.store.remove(segment);
         return undefined;
       }
       segment.validAtEpoch = epoch;
     }
     this.counters.hits++;
-    const entry = this.assets.get(assetId);
-    if (entry) entry.hits++;
-    this.lru.delete(segment);
-    this.lru.set(segment, true);
-    segment.used = ++this.clock;
+    const directory = this.directories.peek(assetId);
+    if (directory) directory.hits++;
+    this.store.touch(segment);
     return segment;
   }
 
   /**
-   * Reads the segments from the snapshot before `at` on, keeps them when nothing was written
-   * meanwhile, and returns the one answering `at`. An asset that misses often is then filled.
+   * The segment answering `at`, read: its gap of the asset's snapshot directory, with the other
+   * misses of the asset that come meanwhile, kept when nothing was written meanwhile; a point read
+   * (not kept) where no gap read gives it. Undefined when neither reaches the instant (reader.ts
+   * then reads the base tables). Reading ahead may start, in the background.
    */
   async load(assetId: string, at: number, signal?: AbortSignal): Promise<BookSegment | undefined> {
     this.counters.misses++;
-    // Its asset is being filled: the fill reads this instant soon, in a read far cheaper per
-    // segment than a miss's, so the request gets the book of a point read, not kept.
-    if (this.running?.assetId === assetId) {
-      const segment = await this.pointReadTurns.run(() =>
-        pointRead(this.engine, { asset_id: assetId, at, usual_market: this.assets.get(assetId)?.market ?? '' }, signal),
-      );
-      if (segment) {
-        this.counters.pointReads++;
-        return segment;
-      }
-    }
-    // Up to the next cached segment: history already held is not read again.
-    const segments = await this.read(assetId, at, this.nextStart(assetId, at), SEGMENTS_READ, signal);
-    const entry = this.assets.get(assetId);
-    if (entry && ++entry.misses >= FILL_AFTER_MISSES && entry.misses >= entry.hits && !this.running) this.fill(assetId, at);
-    return segments.find((s) => s.covers(at));
+    const directory = this.capacityBytes > 0 ? await this.directories.get(assetId) : undefined;
+    if (!directory) return this.pointRead(assetId, at, signal);
+    directory.misses++;
+    const gap = directory.gap(at);
+    if (gap.long) return this.pointRead(assetId, at, signal);
+    this.counters.gapMisses++;
+    const segment = (await this.gapReads.get(assetId, gap.start, gapRange(gap)))?.find((s) => s.covers(at));
+    this.readAheadIfPattern(assetId, gap, directory);
+    return segment ?? this.pointRead(assetId, at, signal);
   }
 
-  /** Stops the fill running, if any, and waits for it to end. */
+  /** Stops the background work running, if any, and waits for it to end. */
   async close(): Promise<void> {
     this.running?.controller.abort();
     await this.running?.done;
   }
 
-  /** Resolves when no fill runs. */
+  /** Resolves when no background work runs. */
   async settled(): Promise<void> {
     while (this.running) await this.running.done;
+  }
+
+  /**
+   * Reads the gaps of one asset (gathered misses) in one read, and keeps their segments when nothing
+   * was written meanwhile. A gap the read did not give whole gets none (its lookups do a point read);
+   * one that held more than GAP_EVENTS events with no snapshot the directory missed is marked long.
+   */
+  private async readGaps(assetId: string, gaps: GapRange[]): Promise<Map<number, BookSegment[]>> {
+    gaps.sort((a, b) => a.start - b.start);
+    this.counters.gapReads++;
+    const epoch = this.engine.writeEpoch();
+    const before = epoch === null ? await noticesTotal(this.engine) : 0;
+    const directory = this.directories.peek(assetId);
+    const usualMarket = directory?.market || this.store.market(assetId);
+    const limit = gaps.length * GAP_EVENTS;
+    const splitter = new GapSplitter(assetId, gaps, usualMarket);
+    splitter.push(await readRanges(this.engine, { assetId, ranges: gaps, limit, usualMarket }));
+    splitter.finish(splitter.rows === limit);
+    if (directory) {
+      if (directory.market === '') directory.market = splitter.firstMarket;
+      gaps.forEach((gap, i) => {
+        if (splitter.rowsIn[i] >= GAP_EVENTS && !splitter.seen.some((t) => t > gap.start && t < gap.end)) directory.markLong(gap.start);
+      });
+      this.directories.learn(directory, splitter.seen);
+    }
+    const read = splitter.segments.flatMap((s) => s ?? []);
+    if (read.length > 0) await this.keepRead(assetId, read, epoch, before, Infinity);
+    this.store.setMarket(assetId, splitter.firstMarket);
+    const answers = new Map<number, BookSegment[]>();
+    gaps.forEach((gap, i) => splitter.segments[i] && answers.set(gap.start, splitter.segments[i]));
+    return answers;
+  }
+
+  /**
+   * The patterns that start background work on a miss: a lookup stepping past the end of a segment
+   * it just used reads the ~40 segments after its own ahead; an asset missing more than it hits is
+   * read whole.
+   */
+  private readAheadIfPattern(assetId: string, gap: Gap, directory: SnapshotDirectory): void {
+    const step = directory.lastMiss < 0 ? 0 : gap.index - directory.lastMiss;
+    directory.lastMiss = gap.index;
+    if (this.running) return;
+    const before = gap.start > 0 ? this.store.find(assetId, gap.start - 1) : undefined;
+    const stepping = (before !== undefined && before.used > this.store.clock - RECENT_USES) || (step > 0 && step <= STEP_GAPS);
+    if (stepping && gap.end !== Infinity) {
+      this.counters.readAheads++;
+      const startedAt = this.store.clock;
+      this.background(assetId, (signal) => this.fillRange(assetId, gap.end, { limit: SEGMENTS_READ }, startedAt, signal));
+    } else if (directory.misses >= FILL_AFTER_MISSES && directory.misses >= directory.hits) {
+      directory.hits = directory.misses = 0;
+      this.counters.fills++;
+      this.fill(assetId, gap.start);
+    }
   }
 
   /**
    * Reads the whole asset ahead, in the background: one streaming read from `from` to its newest
    * event, then one from its first event up to `from` (a long read costs a fraction of a miss's per
    * segment). It keeps only what fits in memory held by segments nobody used since it began
-   * (BookCache.keep): an asset larger than the cache fills what fits and stops there, it does not
+   * (SegmentStore.keep): an asset larger than the cache fills what fits and stops there, it does not
    * evict its own segments. A write meanwhile also stops it (what it read is kept only when
-   * nothing was written since the read began); an error is logged, and requests go on.
+   * nothing was written since the read began).
    */
   private fill(assetId: string, from: number): void {
-    const entry = this.assets.get(assetId)!;
-    entry.hits = entry.misses = 0;
-    this.counters.fills++;
+    const startedAt = this.store.clock;
+    this.background(
+      assetId,
+      async (signal) =>
+        (await this.fillRange(assetId, from, { last: null }, startedAt, signal)) && (await this.fillRange(assetId, 0, { last: from }, startedAt, signal)),
+    );
+  }
+
+  /** Runs `work` as the background work; an error is logged, and requests go on. */
+  private background(assetId: string, work: (signal: AbortSignal) => Promise<unknown>): void {
     const controller = new AbortController();
-    const run = async () => {
-      const startedAt = this.clock;
-      (await this.fillRange(assetId, from, null, startedAt, controller.signal)) && (await this.fillRange(assetId, 0, from, startedAt, controller.signal));
-    };
-    const done = run()
+    const done = work(controller.signal)
+      .then(() => undefined)
       .catch((err: unknown) => {
         if (!controller.signal.aborted) log.warn('book cache fill failed', { asset_id: assetId, error: errorText(err) });
       })
@@ -264,23 +285,32 @@ export class BookCache {
   }
 
   /**
-   * Streams the events from the snapshot before `at` up to `last` (null: the newest), keeping their
-   * segments batch by batch; up to `last`, the last segment ends before the millisecond of the last
-   * event read. False when a batch could not be kept all.
+   * Streams the events from the snapshot before `at` up to `last` (null: the newest), or `limit` of
+   * them, keeping their segments batch by batch; where the read stops short of the newest event, the
+   * last segment ends before the millisecond of the last event read. Before each chunk it lets the
+   * misses waiting be read first (GatheredReads.turn). False when a batch could not be kept all.
    */
-  private async fillRange(assetId: string, at: number, last: number | null, evictUsedUpTo: number, signal: AbortSignal): Promise<boolean> {
+  private async fillRange(
+    assetId: string,
+    at: number,
+    bound: { last: number | null } | { limit: number },
+    evictUsedUpTo: number,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     const epoch = this.engine.writeEpoch();
-    const before = epoch === null ? await this.noticesTotal(signal) : 0;
-    const market = this.assets.get(assetId)?.market ?? '';
+    const before = epoch === null ? await noticesTotal(this.engine, signal) : 0;
+    const market = this.directories.peek(assetId)?.market || this.store.market(assetId);
+    const last = 'last' in bound ? bound.last : null;
     const params = { asset_id: assetId, at, last: last ?? MAX_TIME_MS, usual_market: market };
     const splitter = new SegmentSplitter(assetId, at, market);
-    const stream = this.engine.stream(segmentsSql(null), 'RowBinary', { params, signal });
+    const stream = this.engine.stream(segmentsSql('limit' in bound ? bound.limit : null), 'RowBinary', { params, signal });
     try {
       for await (const chunk of stream) {
+        await this.gapReads.turn();
         splitter.push(chunk as Buffer);
         if (splitter.segments.length >= FILL_BATCH && !(await this.keepFilled(assetId, splitter.take(), epoch, before, evictUsedUpTo, signal))) return false;
       }
-      splitter.finish(last !== null, Infinity);
+      splitter.finish(last !== null || ('limit' in bound && splitter.rows === bound.limit), Infinity);
       return await this.keepFilled(assetId, splitter.take(), epoch, before, evictUsedUpTo, signal);
     } finally {
       stream.destroy();
@@ -302,31 +332,6 @@ export class BookCache {
     return all;
   }
 
-  /** Notices ever written (TOTAL_SQL): taken before a read when other processes may write. */
-  private async noticesTotal(signal?: AbortSignal): Promise<number> {
-    return Number((await this.engine.rows<{ total: number }>(TOTAL_SQL, { signal }))[0].total);
-  }
-
-  /**
-   * Reads up to `limit` events from the snapshot before `at` up to `stop` (exclusive; Infinity: the
-   * newest event) and cuts them into segments, kept when nothing was written meanwhile (least
-   * recently used ones out); they answer the request either way.
-   */
-  private async read(assetId: string, at: number, stop: number, limit: number, signal?: AbortSignal): Promise<BookSegment[]> {
-    const epoch = this.engine.writeEpoch();
-    const before = epoch === null ? await this.noticesTotal(signal) : 0;
-    const last = Math.min(stop, MAX_TIME_MS + 1) - 1;
-    const market = this.assets.get(assetId)?.market ?? '';
-    const splitter = new SegmentSplitter(assetId, at, market);
-    splitter.push(await this.engine.bytes(segmentsSql(limit), 'RowBinary', { params: { asset_id: assetId, at, last, usual_market: market }, signal }));
-    splitter.finish(splitter.rows === limit, stop);
-    const segments = splitter.take();
-    if (segments.length > 0) await this.keepRead(assetId, segments, epoch, before, Infinity, signal);
-    const entry = this.assets.get(assetId);
-    if (entry && entry.market === '') entry.market = splitter.firstMarket;
-    return segments;
-  }
-
   /**
    * Keeps the segments of a read (in order) when nothing was written since it began (`epoch` and
    * `before`, taken then), with the count of the notices touching each, evicting only segments
@@ -342,130 +347,70 @@ export class BookCache {
   ): Promise<{ all: boolean; added: number }> {
     const lo = segments[0].start;
     const hi = spanEnd(segments[segments.length - 1]);
-    const [{ total, spans }] = await this.engine.rows<{ total: number; spans: [number, number][] }>(spansSql(epoch === null), {
-      params: { asset_id: assetId, lo, hi },
-      signal,
-    });
-    const unchanged = epoch === null ? Number(total) === before : this.engine.writeEpoch() === epoch;
+    const { total, spans } = await noticeSpans(this.engine, { assetId, lo, hi, withTotal: epoch === null }, signal);
+    const unchanged = epoch === null ? total === before : this.engine.writeEpoch() === epoch;
     const touching = noticeCounter(spans);
     for (const segment of segments) {
       segment.notices = touching(segment.start, spanEnd(segment));
       segment.validAtEpoch = epoch;
     }
-    return unchanged ? this.keep(assetId, segments, evictUsedUpTo) : { all: false, added: 0 };
-  }
-
-  /** Start of the first cached segment after `at` (Infinity when none). */
-  private nextStart(assetId: string, at: number): number {
-    const list = this.assets.get(assetId)?.segments;
-    return list?.[lastStartingAtOrBefore(list, at) + 1]?.start ?? Infinity;
-  }
-
-  private find(assetId: string, at: number): BookSegment | undefined {
-    const list = this.assets.get(assetId)?.segments;
-    if (!list) return undefined;
-    const i = lastStartingAtOrBefore(list, at);
-    return i >= 0 && list[i].covers(at) ? list[i] : undefined;
+    return unchanged ? this.store.keep(assetId, segments, evictUsedUpTo) : { all: false, added: 0 };
   }
 
   /**
-   * Keeps the segments of one read (in order), least recently used segments out beyond the
-   * capacity, except segments used after `evictUsedUpTo`: the segment that would need one of them
-   * out, and those after it, are not kept (a fill stops rather than evict what it or a request just
-   * touched). Whether all of them are cached, and how many were added.
+   * The segment answering `at` from a point read (pointSql), not kept; when the EVENTS_READ events
+   * before `at` hold no snapshot, from a read of up to SEGMENTS_READ events forward from the latest
+   * snapshot before it, or from the asset's first event (checkpoints off, or an asset's first
+   * changes before any book). Undefined when `at` lies further than that from its snapshot.
    */
-  private keep(assetId: string, segments: BookSegment[], evictUsedUpTo: number): { all: boolean; added: number } {
-    let entry = this.assets.get(assetId);
-    if (!entry) this.assets.set(assetId, (entry = { segments: [], market: '', hits: 0, misses: 0 }));
-    // Taken out of the LRU and the byte count at once, out of the sorted lists once at the end:
-    // a read keeps hundreds of segments, and a splice each was quadratic in the asset's length.
-    const dropped = new Set<BookSegment>();
-    const added: BookSegment[] = [];
-    const drop = (old: BookSegment) => {
-      dropped.add(old);
-      this.lru.delete(old);
-      this.counters.bytes -= old.bytes;
-    };
-    let all = true;
-    for (const segment of segments) {
-      // Those it overlaps were read before it (an unfinished one, or one a late write replaced).
-      const replaced = this.overlapping(entry.segments, segment).filter((s) => !dropped.has(s));
-      // One that holds all of it stays (a fill reads through what misses cached; the end of its
-      // last read is cut short): it is checked against the notices before every use anyway.
-      const [old] = replaced;
-      if (replaced.length === 1 && old.start <= segment.start && segment.end <= old.end) continue;
-      let excess = this.counters.bytes + segment.bytes - replaced.reduce((sum, s) => sum + s.bytes, 0) - this.capacityBytes;
-      const evicted: BookSegment[] = [];
-      for (const oldest of this.lru.keys()) {
-        if (excess <= 0 || oldest.used > evictUsedUpTo) break;
-        if (replaced.includes(oldest)) continue;
-        evicted.push(oldest);
-        excess -= oldest.bytes;
+  private async pointRead(assetId: string, at: number, signal?: AbortSignal): Promise<BookSegment | undefined> {
+    this.counters.pointReads++;
+    const usualMarket = this.directories.peek(assetId)?.market || this.store.market(assetId);
+    const point = await this.pointSegment(assetId, at, usualMarket, signal);
+    if (point) return point;
+    const params = { asset_id: assetId, at, last: MAX_TIME_MS, usual_market: usualMarket };
+    const splitter = new SegmentSplitter(assetId, at, usualMarket);
+    splitter.push(await this.engine.bytes(FORWARD_SQL, 'RowBinary', { params, signal }));
+    splitter.finish(splitter.rows === SEGMENTS_READ, Infinity);
+    return splitter.take().find((s) => s.covers(at));
+  }
+
+  /**
+   * The segment of a point read (pointSql): the latest snapshot up to `at` and the changes after it
+   * up to `at`, ending at the first event after `at`, so it answers `at` as the cached segment
+   * holding it would. Undefined when the events read hold no snapshot and more came before them.
+   */
+  private async pointSegment(assetId: string, at: number, usualMarket: string, signal?: AbortSignal): Promise<BookSegment | undefined> {
+    const decoder = new BookEventDecoder(usualMarket);
+    const newestFirst: { ms: number; market: string; price: number; size: number; bid: boolean }[] = [];
+    const builder = new SegmentBuilder();
+    let end = Infinity;
+    decoder.feed(await this.engine.bytes(POINT_SQL, 'RowBinary', { params: { asset_id: assetId, at, usual_market: usualMarket }, signal }));
+    for (let e = decoder.read(); e !== undefined; e = decoder.read()) {
+      const { market } = e;
+      if (e.ms > at) end = e.ms;
+      else if (builder.snapshot === null) {
+        if (e.kind === KIND_CHANGE) newestFirst.push({ ms: e.ms, market, price: e.price, size: e.size, bid: e.bookSide === SIDE_BUY });
+        else builder.setSnapshot(e.ms, market, e.bids, e.asks);
       }
-      if (excess > 0) {
-        all = false;
-        if (evictUsedUpTo === Infinity) continue;
-        break;
-      }
-      replaced.forEach(drop);
-      evicted.forEach(drop);
-      this.counters.evicted += evicted.length;
-      added.push(segment);
-      this.lru.set(segment, true);
-      this.counters.bytes += segment.bytes;
-      segment.used = ++this.clock;
     }
-    const touched = new Set([assetId, ...[...dropped].map((s) => s.assetId)]);
-    for (const id of touched) {
-      const e = this.assets.get(id)!;
-      e.segments = merged(
-        e.segments.filter((s) => !dropped.has(s)),
-        id === assetId ? added : [],
-      );
-      if (e.segments.length === 0) this.assets.delete(id);
+    if (decoder.unfinished) throw new Error('book_events read ended inside a row');
+    if (builder.snapshot === null && newestFirst.length === EVENTS_READ) return undefined;
+    for (let i = newestFirst.length - 1; i >= 0; i--) {
+      const c = newestFirst[i];
+      builder.addChange(c.ms, c.market, c.price, c.size, c.bid);
     }
-    return { all, added: added.length };
-  }
-
-  /** The segments of `list` (sorted, disjoint) that overlap `segment`: a run from the last one starting at or before it. */
-  private overlapping(list: BookSegment[], segment: BookSegment): BookSegment[] {
-    const out: BookSegment[] = [];
-    for (let i = Math.max(0, lastStartingAtOrBefore(list, segment.start)); i < list.length && list[i].start < segment.end; i++) {
-      if (list[i].end > segment.start) out.push(list[i]);
-    }
-    return out;
-  }
-
-  private remove(segment: BookSegment): void {
-    if (!this.lru.delete(segment)) return;
-    this.counters.bytes -= segment.bytes;
-    const entry = this.assets.get(segment.assetId)!;
-    entry.segments.splice(lastStartingAtOrBefore(entry.segments, segment.start), 1);
-    if (entry.segments.length === 0) this.assets.delete(segment.assetId);
+    return builder.build(assetId, builder.snapshot?.ms ?? 0, end);
   }
 }
 
-/** Index of the last segment starting at or before `at`, -1 when none does. */
-function lastStartingAtOrBefore(list: BookSegment[], at: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid].start <= at) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - 1;
-}
+const POINT_SQL = pointSql(EVENTS_READ);
+const FORWARD_SQL = segmentsSql(SEGMENTS_READ);
 
-/** Two lists of disjoint segments sorted by start, as one. */
-function merged(a: BookSegment[], b: BookSegment[]): BookSegment[] {
-  if (b.length === 0) return a;
-  const out: BookSegment[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) out.push(j === b.length || (i < a.length && a[i].start < b[j].start) ? a[i++] : b[j++]);
-  return out;
-}
+/** The last instant of a segment's span, as the engine's DateTime64 holds it. */
+const spanEnd = (segment: BookSegment) => Math.min(segment.end, MAX_TIME_MS);
+
+const gapRange = (gap: Gap): GapRange => ({ start: gap.start, end: gap.end, first: gap.first });
 
 /** How many of the notices' spans [min, max] touch [lo, hi]: those starting by hi, less those ending before lo (which all start by hi). */
 export function noticeCounter(spans: [number, number][]): (lo: number, hi: number) => number {
@@ -484,130 +429,4 @@ function countAtMost(values: number[], x: number): number {
     else hi = mid;
   }
   return lo;
-}
-
-/**
- * A read of segmentsSql, cut into segments at each snapshot as its rows are decoded, chunk by chunk.
- * The read starts at the latest snapshot at or before `at`; when there is none it starts at the
- * asset's first event, and the first segment then begins at 0 (instants before any event have no
- * book).
- */
-class SegmentSplitter {
-  /** Segments complete, not taken yet. */
-  segments: BookSegment[] = [];
-  rows = 0;
-  /** The first row's market. */
-  firstMarket = '';
-  private readonly decoder: BookEventDecoder;
-  private readonly builder = new SegmentBuilder();
-  private start = 0;
-  private lastMs = 0;
-
-  /** `usualMarket`: the value bound to {usual_market} in the read (BookEventDecoder). */
-  constructor(
-    private readonly assetId: string,
-    private readonly at: number,
-    usualMarket: string,
-  ) {
-    this.decoder = new BookEventDecoder(usualMarket);
-  }
-
-  push(chunk: Buffer): void {
-    const { builder, decoder } = this;
-    decoder.feed(chunk);
-    for (let e = decoder.read(); e !== undefined; e = decoder.read()) {
-      const { market } = e;
-      if (this.rows++ === 0) {
-        this.start = e.kind === KIND_CHANGE || e.ms > this.at ? 0 : e.ms;
-        this.firstMarket = market;
-      }
-      if (e.kind === KIND_CHANGE) builder.addChange(e.ms, market, e.price, e.size, e.bookSide === SIDE_BUY);
-      else {
-        if (!builder.empty || this.start !== e.ms) {
-          this.close(e.ms);
-          this.start = e.ms;
-        }
-        builder.setSnapshot(e.ms, market, e.bids, e.asks);
-      }
-      this.lastMs = e.ms;
-    }
-  }
-
-  /**
-   * Closes the last segment at `stop`, where the read was bounded (the next cached segment, or
-   * Infinity when it reached the newest events); when it was `cut` short instead (its LIMIT, or an
-   * upper bound in time), before the millisecond of its last row (more events of it may follow).
-   */
-  finish(cut: boolean, stop: number): void {
-    if (this.decoder.unfinished) throw new Error('book_events read ended inside a row');
-    if (!cut) this.close(stop);
-    else if (this.rows > 0) {
-      this.builder.dropFrom(this.lastMs);
-      this.close(this.lastMs);
-    }
-  }
-
-  /** The segments complete so far, in order; they are then forgotten here. */
-  take(): BookSegment[] {
-    const out = this.segments;
-    this.segments = [];
-    return out;
-  }
-
-  private close(end: number): void {
-    if (this.start < end) this.segments.push(this.builder.build(this.assetId, this.start, end));
-    else this.builder.clear();
-  }
-}
-
-/**
- * The segment of a point read (POINT_SQL): the latest snapshot up to `at` and the changes after it
- * up to `at`, ending at the first event after `at`, so it answers `at` as the cached segment
- * holding it would. Undefined when the events read hold no snapshot and more came before them.
- */
-async function pointRead(
-  engine: Engine,
-  params: { asset_id: string; at: number; usual_market: string },
-  signal?: AbortSignal,
-): Promise<BookSegment | undefined> {
-  const decoder = new BookEventDecoder(params.usual_market);
-  const newestFirst: { ms: number; market: string; price: number; size: number; bid: boolean }[] = [];
-  const builder = new SegmentBuilder();
-  let end = Infinity;
-  decoder.feed(await engine.bytes(POINT_SQL, 'RowBinary', { params, signal }));
-  for (let e = decoder.read(); e !== undefined; e = decoder.read()) {
-    const { market } = e;
-    if (e.ms > params.at) end = e.ms;
-    else if (builder.snapshot === null) {
-      if (e.kind === KIND_CHANGE) newestFirst.push({ ms: e.ms, market, price: e.price, size: e.size, bid: e.bookSide === SIDE_BUY });
-      else builder.setSnapshot(e.ms, market, e.bids, e.asks);
-    }
-  }
-  if (decoder.unfinished) throw new Error('book_events read ended inside a row');
-  if (builder.snapshot === null && newestFirst.length === EVENTS_READ) return undefined;
-  for (let i = newestFirst.length - 1; i >= 0; i--) {
-    const c = newestFirst[i];
-    builder.addChange(c.ms, c.market, c.price, c.size, c.bid);
-  }
-  return builder.build(params.asset_id, builder.snapshot?.ms ?? 0, end);
-}
-
-/** At most `limit` tasks at once; the others wait, first come first served. */
-class Turns {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(private readonly limit: number) {}
-
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active++;
-    try {
-      return await task();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
-    }
-  }
 }

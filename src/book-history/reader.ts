@@ -19,9 +19,10 @@ export function engineBookReader(engine: Engine): BookReader {
 }
 
 /**
- * Reads through a BookCache of `capacityBytes` (0: every read goes to the engine, the same way).
- * An instant no read of the cache reaches (more than SEGMENTS_READ events after its snapshot:
- * checkpoints off, or a millisecond holding that many) is read by engineBookReader.
+ * Reads through a BookCache of `capacityBytes` (0: every lookup is a point read of the engine). An
+ * instant no read of the cache reaches (more than EVENTS_READ events after its snapshot, in a gap
+ * longer than a gap read takes: checkpoints off, or a millisecond holding that many) is read by
+ * engineBookReader.
  */
 export function cachingBookReader(engine: Engine, capacityBytes: number): BookReader & { cache: BookCache } {
   const cache = new BookCache(engine, capacityBytes);

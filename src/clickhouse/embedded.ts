@@ -122,10 +122,22 @@ export class EmbeddedEngine implements Engine {
     return this.streamOnOwnSession(options.params, async function* (session, onRelease) {
       const source = session.queryStream(sql, { format, signal: options.signal });
       onRelease(() => source.cancel());
-      // raw() is a Buffer of the chunk's own (typed as Uint8Array): wrapped, not copied.
-      for await (const chunk of source) {
-        const raw = chunk.raw();
-        yield Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+      // One chunk read ahead: chDB computes a chunk only when it is fetched, so without this the
+      // engine waits while the consumer works on a chunk and the consumer waits while the engine
+      // computes the next (a book export's fold and the engine's read took the sum of their times,
+      // not the larger). Back-pressure holds: at most one chunk waits beyond the one consumed.
+      const chunks = source[Symbol.asyncIterator]();
+      let ahead = chunks.next();
+      try {
+        for (let next = await ahead; !next.done; next = await ahead) {
+          ahead = chunks.next();
+          // raw() is a Buffer of the chunk's own (typed as Uint8Array): wrapped, not copied.
+          const raw = next.value.raw();
+          yield Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+        }
+      } finally {
+        // Left early: the fetch in flight ends (cancelled by onRelease's step) with nothing to read.
+        ahead.catch(() => {});
       }
     });
   }
