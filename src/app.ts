@@ -16,6 +16,7 @@ import { registerClobRoutes } from './routes/clob.js';
 import { registerCoverageRoutes } from './routes/coverage.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerMarketsRoutes } from './routes/markets.js';
+import { MCP_PATH, registerMcpRoutes } from './routes/mcp.js';
 import { registerOhlcvRoutes } from './routes/ohlcv.js';
 import { registerOrderbookRoutes } from './routes/orderbook.js';
 import { registerOrderbookExportRoute } from './routes/orderbook-export.js';
@@ -62,6 +63,8 @@ export function createApp(deps: AppDeps) {
   // The replay WebSocket also takes the key as a query parameter (many WebSocket clients cannot set headers).
   app.use(REPLAY_PATH, requireAuth(deps, { queryKey: true }), counted);
   for (const path of ACCOUNT_PATHS) app.use(path, auth);
+  // MCP counts each tool call, not each HTTP request (routes/mcp.ts); a message is small.
+  app.use(MCP_PATH, limitBody, auth);
 
   registerHealthRoutes(app, deps);
   registerAccountsRoutes(app, deps);
@@ -77,6 +80,7 @@ export function createApp(deps: AppDeps) {
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);
   registerCoverageRoutes(app, deps);
+  registerMcpRoutes(app, deps, books);
   registerDashboard(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'API key from POST /v1/register' });

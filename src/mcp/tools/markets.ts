@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import { booksIn } from '../../auth/book-in-window.js';
+import { assertInWindow } from '../../auth/history-window.js';
+import { effectiveRules } from '../../clob/book-summary.js';
+import { notFound } from '../../http/errors.js';
+import { lastTradeAt, tradingRules } from '../../queries/clob.js';
+import { listMarkets, marketOfAsset } from '../../queries/markets.js';
+import { MarketEntrySchema } from '../../routes/markets.js';
+import { PriceSchema, priceData } from '../../routes/orderbook.js';
+import { assetId, instant, intIn, text, toMs } from '../inputs.js';
+import { defineTool } from '../tool.js';
+
+/** Market tools: `/v1/markets` (docs/API.md §4) and one market's details with its state at an instant. */
+
+/** At most this many entries per search answer (~25 KB); `/v1/markets` allows 1,000. */
+export const MAX_SEARCH = 50;
+
+export const searchMarkets = defineTool({
+  name: 'search_markets',
+  title: 'Search markets',
+  description:
+    'Outcome tokens that have data, most active first (total_ticks desc, then asset_id), as GET /v1/markets lists them: market (condition id), ' +
+    'asset_id (the token id every other tool takes), side (outcome label), first_seen/last_seen (UTC text), total_ticks, question, slug and the ' +
+    `conditions of its last 7 UTC days of coverage. \`search\` is a case-insensitive substring of the condition id or question. At most ${MAX_SEARCH} ` +
+    'entries per call; page with offset (total = all matches).',
+  input: z.strictObject({
+    search: text(200, 'Case-insensitive substring of the condition id or the question (default: every market)').optional(),
+    limit: intIn(1, MAX_SEARCH, 'Entries at most (default 10)').optional(),
+    offset: intIn(0, Number.MAX_SAFE_INTEGER, 'Entries to skip (default 0)').optional(),
+  }),
+  output: z.object({
+    markets: z.array(MarketEntrySchema),
+    count: z.number().int(),
+    offset: z.number().int(),
+    limit: z.number().int(),
+    total: z.number().int(),
+  }),
+  async run(args, deps, call) {
+    const limit = args.limit ?? 10;
+    const offset = args.offset ?? 0;
+    const { entries, total } = await listMarkets(deps.engine, { search: args.search ?? '', limit, offset }, deps.clock.now(), call.signal);
+    return { markets: entries, count: entries.length, offset, limit, total };
+  },
+});
+
+const TradingRules = z.object({
+  min_order_size: z.number(),
+  tick_size: z.number(),
+  neg_risk: z.boolean(),
+  source: z.enum(['metadata', 'default']),
+});
+
+export const getMarket = defineTool({
+  name: 'get_market',
+  title: 'Market details and state at an instant',
+  description:
+    'One outcome token’s market: every token of it as search_markets lists them, the trading rules (min_order_size in shares, tick_size, neg_risk; ' +
+    'source metadata = the market’s metadata as stored now, not as of the instant; default = Polymarket’s defaults 5, 0.01, false), and its state at ' +
+    'the instant: the top of the book (as get_price; null before its first book) and the last trade at or before it (price, taker side; null when none). ' +
+    'Bounded: a few KB.',
+  input: z.strictObject({
+    asset_id: assetId(),
+    timestamp: instant('The instant: Unix ms or ISO 8601 (default: latest)').optional(),
+  }),
+  output: z.object({
+    asset_id: z.string(),
+    timestamp: z.number().int().nullable(),
+    market: z.string(),
+    tokens: z.array(MarketEntrySchema),
+    trading_rules: TradingRules,
+    quote: PriceSchema.nullable(),
+    last_trade: z.object({ timestamp: z.number().int(), price: z.number(), side: z.enum(['BUY', 'SELL', '']) }).nullable(),
+  }),
+  async run(args, deps, call) {
+    const at = toMs('timestamp', args.timestamp) ?? null;
+    // The window is checked before anything is read (an explicit instant), as every book route does.
+    const books = booksIn(call.window, deps.books, at, call.signal);
+    const tokens = await marketOfAsset(deps.engine, args.asset_id, deps.clock.now(), call.signal);
+    const token = tokens.find((t) => t.asset_id === args.asset_id);
+    if (!token) throw notFound(`No data for asset ${args.asset_id}.`);
+    const [rules, state, trade] = await Promise.all([
+      tradingRules(deps.engine, [args.asset_id], call.signal),
+      books.find(args.asset_id),
+      lastTradeAt(deps.engine, args.asset_id, at, call.signal),
+    ]);
+    // A latest answer is about the time of its data, which must lie in the window (as the CLOB /last-trade-price).
+    if (trade && at === null) assertInWindow(call.window, trade.timestamp);
+    const stated = rules.get(args.asset_id);
+    return {
+      asset_id: args.asset_id,
+      timestamp: at,
+      market: token.market,
+      tokens,
+      trading_rules: { ...effectiveRules(stated), source: stated ? ('metadata' as const) : ('default' as const) },
+      quote: state && priceData(args.asset_id, state),
+      last_trade: trade && { timestamp: Number(trade.timestamp), price: trade.price, side: trade.side },
+    };
+  },
+});
