@@ -1,5 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { type CallToolResult, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { HistoryWindow } from '../auth/history-window.js';
 import { ApiError } from '../http/errors.js';
@@ -52,7 +52,7 @@ export function buildMcpServer(deps: ToolDeps, caller: McpCaller): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = BY_NAME.get(request.params.name);
     // Not a call of a tool: a protocol error, and nothing counted.
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    if (!tool) throw protocolError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
     try {
       await caller.count();
       const answer = await tool.run(parseArguments(tool.input, request.params.arguments), deps, { window: caller.window, signal: caller.signal });
@@ -62,6 +62,14 @@ export function buildMcpServer(deps: ToolDeps, caller: McpCaller): Server {
     }
   });
   return server;
+}
+
+/**
+ * A JSON-RPC error the SDK sends as it is: an McpError would put its own "MCP error -32602: " before
+ * the message on the wire, and the client adds its own again.
+ */
+function protocolError(code: ErrorCode, message: string): Error {
+  return Object.assign(new Error(message), { code });
 }
 
 /**

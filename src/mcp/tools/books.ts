@@ -15,7 +15,8 @@ export const getOrderBook = defineTool({
   title: 'Order book at an instant',
   description:
     'The reconstructed L2 order book of one outcome token at any millisecond, as GET /v1/orderbook answers it: bids price descending, asks ascending, ' +
-    `at most \`depth\` levels per side (1-100, default 20); best_bid 0 / best_ask 1 when a side is empty; timestamp = the last event applied. ${UNITS}`,
+    `\`depth\` levels per side (default 20); best_bid 0 / best_ask 1 when a side is empty; timestamp = the last event applied. ${UNITS} ` +
+    'Bounded: at most 100 levels per side (~7 KB).',
   input: z.strictObject({
     asset_id: assetId(),
     timestamp: instant(AT).optional(),
@@ -34,7 +35,7 @@ export const getPrice = defineTool({
   title: 'Price, midpoint and spread at an instant',
   description:
     'Top of the reconstructed book of one outcome token at any millisecond, as GET /v1/price answers it: best_bid, best_ask, midpoint = (bid + ask) / 2, ' +
-    `spread = ask − bid, and the time of the last event applied. ${UNITS}`,
+    `spread = ask − bid, and the time of the last event applied. ${UNITS} Bounded: one quote (~200 bytes).`,
   input: z.strictObject({ asset_id: assetId(), timestamp: instant(AT).optional() }),
   output: PriceSchema,
   async run(args, deps, call) {
@@ -50,7 +51,7 @@ export const getExecutionPrice = defineTool({
   description:
     'Walks the whole reconstructed book at an instant with a market order, as GET /v1/execution-price answers it: BUY eats asks ascending, SELL eats bids ' +
     'descending; average_price (VWAP of the fills), best_price, slippage (≥ 0) and slippage_bps, filled_amount, fully_filled, and the first 10 levels used. ' +
-    `Prices rounded to 6 decimals, bps to 2. ${UNITS}`,
+    `Prices rounded to 6 decimals, bps to 2. ${UNITS} Bounded: at most 10 fills (~700 bytes).`,
   input: z.strictObject({
     asset_id: assetId(),
     side: oneOf(['BUY', 'SELL'] as const, 'BUY takes the asks, SELL takes the bids'),

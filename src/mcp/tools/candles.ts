@@ -13,7 +13,8 @@ export const getCandles = defineTool({
   description:
     'Candles of one outcome token, as GET /v1/ohlcv answers them: open/high/low/close of best_bid over price_change ticks, volume = the number of those ' +
     'ticks; buckets aligned to UTC, timestamp = bucket start (Unix ms), empty buckets omitted, ascending. Buckets with start in [floor(start), end] ' +
-    `(both inclusive): with start, the first \`limit\` from there; without, the last \`limit\` up to end (default now). At most ${MAX_CANDLES} candles.`,
+    `(both inclusive): with start, the first \`limit\` from there; without, the last \`limit\` up to end (default now). Bounded: at most ${MAX_CANDLES} ` +
+    'candles (~50 KB); page with start.',
   input: z.strictObject({
     asset_id: assetId(),
     resolution: oneOf(RESOLUTIONS, 'Bucket length (default 1h)').optional(),

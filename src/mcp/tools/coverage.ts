@@ -20,8 +20,8 @@ export const getCoverage = defineTool({
     'What the recorder captured for one outcome token in [start, end] (inclusive), as GET /v1/coverage answers it: captured intervals and gaps ' +
     '(from ≤ t < to, Unix ms, with reason not_recording | disconnected | not_subscribed | unknown), reconnects, exchange books verified or drifted ' +
     'against the rebuilt book, and one condition per UTC day (available | degraded | missing | unknown) with its ticks. ' +
-    `Ranges of at most ${MAX_COVERAGE_DAYS} days; captured, gaps and reconnects keep their first ${MAX_INTERVALS} entries (omitted counts the rest), ` +
-    'drift its first 100.',
+    `Bounded: ranges of at most ${MAX_COVERAGE_DAYS} days; captured, gaps and reconnects keep their first ${MAX_INTERVALS} entries (omitted counts ` +
+    'the rest), drift its first 100 (~40 KB at most).',
   input: z.strictObject({
     asset_id: assetId(),
     start: instant('Start of the range: Unix ms or ISO 8601'),

@@ -21,8 +21,8 @@ export const searchMarkets = defineTool({
   description:
     'Outcome tokens that have data, most active first (total_ticks desc, then asset_id), as GET /v1/markets lists them: market (condition id), ' +
     'asset_id (the token id every other tool takes), side (outcome label), first_seen/last_seen (UTC text), total_ticks, question, slug and the ' +
-    `conditions of its last 7 UTC days of coverage. \`search\` is a case-insensitive substring of the condition id or question. At most ${MAX_SEARCH} ` +
-    'entries per call; page with offset (total = all matches).',
+    'conditions of its last 7 UTC days of coverage. `search` is a case-insensitive substring of the condition id or question; page with offset ' +
+    `(total = all matches). Bounded: at most ${MAX_SEARCH} entries (~25 KB).`,
   input: z.strictObject({
     search: text(200, 'Case-insensitive substring of the condition id or the question (default: every market)').optional(),
     limit: intIn(1, MAX_SEARCH, 'Entries at most (default 10)').optional(),
@@ -57,7 +57,7 @@ export const getMarket = defineTool({
     'One outcome token’s market: every token of it as search_markets lists them, the trading rules (min_order_size in shares, tick_size, neg_risk; ' +
     'source metadata = the market’s metadata as stored now, not as of the instant; default = Polymarket’s defaults 5, 0.01, false), and its state at ' +
     'the instant: the top of the book (as get_price; null before its first book) and the last trade at or before it (price, taker side; null when none). ' +
-    'Bounded: a few KB.',
+    'Bounded: the market’s tokens (~2 KB).',
   input: z.strictObject({
     asset_id: assetId(),
     timestamp: instant('The instant: Unix ms or ISO 8601 (default: latest)').optional(),

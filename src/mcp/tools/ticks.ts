@@ -38,7 +38,7 @@ export const getTickSummary = defineTool({
   description:
     'Summary of one outcome token’s ticks with start ≤ t ≤ end (inclusive, Unix ms): the number of ticks and of each event (price_change, book, ' +
     'last_trade_price), the first and last tick (as GET /v1/ticks lists them), and the trades: count, volume (shares), notional (Σ price × size, USDC) ' +
-    'and VWAP (notional / volume), rounded to 6 decimals, low and high price. Fixed size (under 1 KB) whatever the range.',
+    'and VWAP (notional / volume), rounded to 6 decimals, low and high price. Bounded: a fixed shape (~700 bytes) whatever the range.',
   input: z.strictObject(RANGE),
   output: z.object({
     asset_id: z.string(),
@@ -73,7 +73,7 @@ export const getExportLink = defineTool({
     'For ranges too large to return here: the URL that streams the whole range as a file (csv, jsonl or parquet) and a curl command for it. ' +
     'dataset ticks = every tick (GET /v1/ticks/export; event_type filters); book_snapshots = the top `depth` levels after every book change, or every ' +
     '`interval` ms (GET /v1/orderbook/export). The download needs the header Authorization: Bearer <API key> (never put in the link) and counts as one ' +
-    'more request. The range is checked against the plan’s window now. Bounded: under 1 KB.',
+    'more request. The range is checked against the plan’s window now. Bounded: one link (~600 bytes).',
   input: z.strictObject({
     dataset: oneOf(['ticks', 'book_snapshots'] as const, 'ticks or book_snapshots'),
     ...RANGE,
