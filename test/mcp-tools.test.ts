@@ -107,7 +107,11 @@ describe('books', () => {
       if (t === undefined) continue;
       for (const side of ['BUY', 'SELL']) {
         for (const amount of [0.000001, 1, 2500.5, 1e9]) {
-          await sameAs('get_execution_price', { asset_id: asset, side, amount, timestamp: t }, `/v1/execution-price?asset_id=${asset}&side=${side}&amount=${amount}${at}`);
+          await sameAs(
+            'get_execution_price',
+            { asset_id: asset, side, amount, timestamp: t },
+            `/v1/execution-price?asset_id=${asset}&side=${side}&amount=${amount}${at}`,
+          );
         }
       }
     }
@@ -194,7 +198,9 @@ describe('markets', () => {
         },
         quote: price.body.data,
         last_trade:
-          lastTrade.side === '' ? null : { timestamp: tradeTimes.filter((tt: number) => tt <= (t ?? Infinity)).at(-1), price: Number(lastTrade.price), side: lastTrade.side },
+          lastTrade.side === ''
+            ? null
+            : { timestamp: tradeTimes.filter((tt: number) => tt <= (t ?? Infinity)).at(-1), price: Number(lastTrade.price), side: lastTrade.side },
       });
       if (answer.last_trade) trades++;
     }
@@ -296,7 +302,11 @@ describe('errors are tool errors with the REST API’s body', () => {
     await sameAs('get_order_book', { asset_id: 'abc' }, '/v1/orderbook?asset_id=abc');
     await sameAs('get_price', {}, '/v1/price');
     await sameAs('get_candles', { asset_id: asset, start: 2000, end: 1000 }, `/v1/ohlcv?asset_id=${asset}&start=2000&end=1000`);
-    await sameAs('get_execution_price', { asset_id: asset, side: 'HOLD', amount: 1, timestamp: 1 }, `/v1/execution-price?asset_id=${asset}&side=HOLD&amount=1&timestamp=1`);
+    await sameAs(
+      'get_execution_price',
+      { asset_id: asset, side: 'HOLD', amount: 1, timestamp: 1 },
+      `/v1/execution-price?asset_id=${asset}&side=HOLD&amount=1&timestamp=1`,
+    );
     const bad = async (name: string, args: Record<string, unknown>) => errorOf((await call(name, args)) as never).body.detail;
     expect(await bad('get_order_book', { asset_id: asset, depth: 0 })).toEqual({
       error: 'invalid_parameter',

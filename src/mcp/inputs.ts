@@ -53,7 +53,13 @@ function sameCalendarDate(text: string, ms: number): boolean {
 }
 
 export const assetId = () =>
-  ruled(z.string().regex(/^\d{1,100}$/).describe('Outcome token id (asset_id): 1-100 decimal digits, as search_markets lists them'), 'must be 1-100 decimal digits');
+  ruled(
+    z
+      .string()
+      .regex(/^\d{1,100}$/)
+      .describe('Outcome token id (asset_id): 1-100 decimal digits, as search_markets lists them'),
+    'must be 1-100 decimal digits',
+  );
 
 export const intIn = (min: number, max: number, description: string) =>
   ruled(z.number().int().min(min).max(max).describe(description), `must be an integer between ${min} and ${max}`);

@@ -39,9 +39,8 @@ export async function runStdioRelay(options: RelayOptions): Promise<void> {
 
   down.onmessage = (message) => {
     if ('method' in message && message.method === 'initialize' && 'id' in message) initializing.add(message.id);
+    // The transport reports the failure (onerror below); a request must also get an answer, or the host waits for it forever.
     up.send(message).catch((err: Error) => {
-      report(`request failed: ${err.message}`);
-      // A request must get an answer, or the host waits for it forever.
       if ('method' in message && 'id' in message) {
         void down.send({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InternalError, message: `tickhouse at ${options.url}: ${err.message}` } });
       }
@@ -54,7 +53,7 @@ export async function runStdioRelay(options: RelayOptions): Promise<void> {
     }
     void down.send(message);
   };
-  up.onerror = (err) => report(err.message);
+  up.onerror = (err) => report(`the service: ${err.message}`);
   down.onerror = (err) => report(`bad message from the host: ${err.message}`);
 
   await up.start();

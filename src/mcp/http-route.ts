@@ -3,15 +3,15 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'hono';
-import { countDataRequest } from '../auth/middleware.js';
 import { windowOf } from '../auth/history-window.js';
+import { countDataRequest } from '../auth/middleware.js';
 import type { BookReader } from '../book-history/port.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, invalidParameter } from '../http/errors.js';
 import { errorResponses } from '../http/openapi.js';
 import { log } from '../log.js';
-import { buildMcpServer, type McpCaller } from '../mcp/server.js';
+import { buildMcpServer, type McpCaller } from './server.js';
 
 /**
  * `POST /mcp`: the Model Context Protocol over streamable HTTP (docs/MCP.md §1), stateless. Each
@@ -48,7 +48,14 @@ const mcpRoute = createRoute({
   responses: {
     200: {
       description: 'The JSON-RPC response (X-RateLimit-* when a tool call was counted)',
-      content: { 'application/json': { schema: z.object({ jsonrpc: z.literal('2.0') }).catchall(z.unknown()).openapi('McpResponse') } },
+      content: {
+        'application/json': {
+          schema: z
+            .object({ jsonrpc: z.literal('2.0') })
+            .catchall(z.unknown())
+            .openapi('McpResponse'),
+        },
+      },
     },
     202: { description: 'A notification or a response was accepted; no body' },
     ...errorResponses(400, 401, 413, 503),
