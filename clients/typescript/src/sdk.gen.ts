@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { ExportOrderbookData, ExportOrderbookErrors, ExportOrderbookResponses, ExportTicksData, ExportTicksErrors, ExportTicksResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetBillingStatusData, GetBillingStatusErrors, GetBillingStatusResponses, GetCandlesData, GetCandlesErrors, GetCandlesResponses, GetClobBookData, GetClobBookErrors, GetClobBookResponses, GetClobBooksData, GetClobBooksErrors, GetClobBooksResponses, GetClobLastTradePriceData, GetClobLastTradePriceErrors, GetClobLastTradePriceResponses, GetClobMidpointData, GetClobMidpointErrors, GetClobMidpointResponses, GetClobNegRiskData, GetClobNegRiskErrors, GetClobNegRiskResponses, GetClobPriceData, GetClobPriceErrors, GetClobPriceResponses, GetClobPricesHistoryData, GetClobPricesHistoryErrors, GetClobPricesHistoryResponses, GetClobSpreadData, GetClobSpreadErrors, GetClobSpreadResponses, GetClobTickSizeData, GetClobTickSizeErrors, GetClobTickSizeResponses, GetCoverageData, GetCoverageErrors, GetCoverageResponses, GetExecutionPriceData, GetExecutionPriceErrors, GetExecutionPriceResponses, GetHealthData, GetHealthResponses, GetMarketStatsData, GetMarketStatsErrors, GetMarketStatsResponses, GetMetricsData, GetMetricsResponses, GetOrderBookData, GetOrderBookErrors, GetOrderBookRangeData, GetOrderBookRangeErrors, GetOrderBookRangeResponses, GetOrderBookResponses, GetPriceData, GetPriceErrors, GetPriceResponses, GetPricesHistoryData, GetPricesHistoryErrors, GetPricesHistoryResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSandboxInvoiceData, GetSandboxInvoiceErrors, GetSandboxInvoiceResponses, GetTicksData, GetTicksErrors, GetTicksResponses, ListMarketsData, ListMarketsErrors, ListMarketsResponses, PaySandboxInvoiceData, PaySandboxInvoiceErrors, ReceivePaymentNotificationData, ReceivePaymentNotificationErrors, ReceivePaymentNotificationResponses, RegenerateKeyData, RegenerateKeyErrors, RegenerateKeyResponses, RegisterData, RegisterErrors, RegisterResponses, ReplayMarketData, ReplayMarketErrors, SubscribeData, SubscribeErrors, SubscribeResponses } from './types.gen.js';
+import type { ExportOrderbookData, ExportOrderbookErrors, ExportOrderbookResponses, ExportTicksData, ExportTicksErrors, ExportTicksResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetBillingStatusData, GetBillingStatusErrors, GetBillingStatusResponses, GetCandlesData, GetCandlesErrors, GetCandlesResponses, GetClobBookData, GetClobBookErrors, GetClobBookResponses, GetClobBooksData, GetClobBooksErrors, GetClobBooksResponses, GetClobLastTradePriceData, GetClobLastTradePriceErrors, GetClobLastTradePriceResponses, GetClobMidpointData, GetClobMidpointErrors, GetClobMidpointResponses, GetClobNegRiskData, GetClobNegRiskErrors, GetClobNegRiskResponses, GetClobPriceData, GetClobPriceErrors, GetClobPriceResponses, GetClobPricesHistoryData, GetClobPricesHistoryErrors, GetClobPricesHistoryResponses, GetClobSpreadData, GetClobSpreadErrors, GetClobSpreadResponses, GetClobTickSizeData, GetClobTickSizeErrors, GetClobTickSizeResponses, GetCoverageData, GetCoverageErrors, GetCoverageResponses, GetExecutionPriceData, GetExecutionPriceErrors, GetExecutionPriceResponses, GetHealthData, GetHealthResponses, GetMarketStatsData, GetMarketStatsErrors, GetMarketStatsResponses, GetMetricsData, GetMetricsResponses, GetOrderBookData, GetOrderBookErrors, GetOrderBookRangeData, GetOrderBookRangeErrors, GetOrderBookRangeResponses, GetOrderBookResponses, GetPriceData, GetPriceErrors, GetPriceResponses, GetPricesHistoryData, GetPricesHistoryErrors, GetPricesHistoryResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSandboxInvoiceData, GetSandboxInvoiceErrors, GetSandboxInvoiceResponses, GetTicksData, GetTicksErrors, GetTicksResponses, ListMarketsData, ListMarketsErrors, ListMarketsResponses, McpData, McpErrors, McpResponses, PaySandboxInvoiceData, PaySandboxInvoiceErrors, ReceivePaymentNotificationData, ReceivePaymentNotificationErrors, ReceivePaymentNotificationResponses, RegenerateKeyData, RegenerateKeyErrors, RegenerateKeyResponses, RegisterData, RegisterErrors, RegisterResponses, ReplayMarketData, ReplayMarketErrors, SubscribeData, SubscribeErrors, SubscribeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean> = Options2<TData, ThrowOnError> & {
     /**
@@ -294,4 +294,19 @@ export const getCoverage = <ThrowOnError extends boolean = false>(options: Optio
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/coverage',
     ...options
+});
+
+/**
+ * Model Context Protocol (streamable HTTP, stateless): tools over the same data, keys and limits
+ *
+ * Send `Accept: application/json, text/event-stream` and `Content-Type: application/json` (a missing Accept is taken as that). Requests (initialize, tools/list, tools/call, ping) are answered with one JSON-RPC message; notifications with 202. Each tools/call counts as one data request (docs/API.md §2) and its answer carries X-RateLimit-*; a tool error (window, limit, bad parameter, no book) is a result with `isError` and the error body of docs/API.md §6 as its text (docs/MCP.md §4). GET and DELETE: 405 (no sessions).
+ */
+export const mcp = <ThrowOnError extends boolean = false>(options: Options<McpData, ThrowOnError>) => (options.client ?? client).post<McpResponses, McpErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/mcp',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
