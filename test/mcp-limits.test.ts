@@ -1,5 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { answerOf, errorOf, type McpService, startMcpService } from './support/mcp-service.js';
 
 /**
@@ -15,9 +16,21 @@ const NEXT_MIDNIGHT_S = String(Date.UTC(2026, 5, 25) / 1000);
 let s: McpService;
 let asset: string;
 
+/** A token whose only trade came yesterday and whose book came today. */
+const OLD_TRADE = '777';
+
 beforeAll(async () => {
   s = await startMcpService(NOW, { ticks: 5000 });
   asset = s.top.asset_id;
+  const frame = (t: number, extra: object) => JSON.stringify({ asset_id: OLD_TRADE, market: '0xold', timestamp: String(t), hash: 'h', ...extra });
+  await replayLines(
+    s.d.te.engine,
+    [
+      frame(TODAY - 7_200_000, { event_type: 'last_trade_price', price: '0.6', side: 'BUY', size: '1' }),
+      frame(TODAY + 3_600_000, { event_type: 'book', bids: [{ price: '0.4', size: '10' }], asks: [{ price: '0.6', size: '5' }] }),
+    ],
+    { sourceId: 'old-trade' },
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -61,6 +74,17 @@ it('a free key outside its window gets the REST API’s 403 body from every tool
       meta: { 'tickhouse/error': 'data_access_denied', 'tickhouse/status': 403 },
     });
   }
+  // A latest answer is about the time of its data: a last trade before the window is refused, as by the CLOB endpoint.
+  expect((await s.v1(`/v1/clob/${free}/at/latest/last-trade-price?token_id=${OLD_TRADE}`, free)).status).toBe(403);
+  expect(errorOf((await mcp.callTool({ name: 'get_market', arguments: { asset_id: OLD_TRADE } })) as never).body).toEqual(denied);
+  // At an explicit instant in the window the answer is about that instant: the last trade before it, whenever it was (as the CLOB answers).
+  const oldTrade = { timestamp: TODAY - 7_200_000, price: 0.6, side: 'BUY' };
+  expect((await s.v1(`/v1/clob/${free}/at/${TODAY + 3_600_000}/last-trade-price?token_id=${OLD_TRADE}`, free)).body).toEqual({ price: '0.6', side: 'BUY' });
+  const atInstant = { asset_id: OLD_TRADE, timestamp: TODAY + 3_600_000 };
+  expect(answerOf((await mcp.callTool({ name: 'get_market', arguments: atInstant })) as never).last_trade).toEqual(oldTrade);
+  const unlimited = await s.client();
+  expect(answerOf((await unlimited.callTool({ name: 'get_market', arguments: { asset_id: OLD_TRADE } })) as never).last_trade).toEqual(oldTrade);
+  await unlimited.close();
   // At the window's first instant the same key reads.
   expect(answerOf((await mcp.callTool({ name: 'get_tick_summary', arguments: { asset_id: asset, start: TODAY, end: NOW } })) as never).start).toBe(TODAY);
   await mcp.close();

@@ -81,6 +81,9 @@ it('the SDK Client over stdio lists the tools and gets the service’s answers, 
   for (const [name, args] of others) {
     expect(await viaStdio(name, args), name).toEqual(answerOf((await http.callTool({ name, arguments: args })) as never));
   }
+  // After initialize, every POST names the negotiated protocol version, as the transport requires of clients: the relay's 9 calls too.
+  const calls = s.mcpRequests.filter((r) => r.headers.authorization === `Bearer ${key}` && r.rpc === 'tools/call');
+  expect(calls.map((r) => r.headers['mcp-protocol-version'])).toEqual(Array(14).fill('2025-11-25'));
   // 4 REST data requests, 4 + 5 calls over stdio, 5 over HTTP.
   expect((await s.v1('/v1/me', key)).body.data.requests_today).toBe(18);
   await http.close();

@@ -19,6 +19,8 @@ export interface McpService {
   origin: string;
   /** The most active asset (the one with capture records) and its first and last tick times. */
   top: { asset_id: string; market: string; first: number; last: number };
+  /** Every HTTP request to /mcp so far: its method, headers and JSON-RPC method (the relay's requests, as the service saw them). */
+  mcpRequests: { method: string; headers: Record<string, string>; rpc?: string }[];
   /** A `/v1` answer with `key` (default: the unlimited one): status, headers and parsed body. */
   v1(path: string, key?: string): Promise<{ status: number; headers: Headers; body: any }>;
   /** A connected SDK client with `key`; `answers` gets each HTTP answer of the MCP endpoint. */
@@ -29,7 +31,18 @@ export interface McpService {
 export async function startMcpService(now: number, options: { ticks?: number; reconnects?: number } = {}): Promise<McpService> {
   const d = await startDataApp(now);
   await seedDemo(d.te.engine, { ticks: options.ticks ?? 20_000, endMs: now, days: 3, markets: 4 });
-  const server: ServerType = serve({ fetch: d.app.fetch, port: 0, hostname: '127.0.0.1' });
+  const mcpRequests: McpService['mcpRequests'] = [];
+  const server: ServerType = serve({
+    fetch: async (request, env) => {
+      if (new URL(request.url).pathname === '/mcp') {
+        const body = request.method === 'POST' ? await request.clone().text() : '';
+        mcpRequests.push({ method: request.method, headers: Object.fromEntries(request.headers), rpc: rpcMethod(body) });
+      }
+      return d.app.fetch(request, env);
+    },
+    port: 0,
+    hostname: '127.0.0.1',
+  });
   await new Promise((resolve) => server.once('listening', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -47,6 +60,7 @@ export async function startMcpService(now: number, options: { ticks?: number; re
     d,
     origin,
     top: { asset_id: entry.asset_id, market: entry.market, first, last },
+    mcpRequests,
     v1,
     async client(key = d.key, answers) {
       const client = new Client({ name: 'tickhouse-test', version: '1.0.0' });
@@ -82,6 +96,15 @@ function captureRun(asset: string, first: number, last: number, reconnects: numb
   }
   lines.push(capture('stop', last + 1000, run, 0));
   return lines;
+}
+
+/** The JSON-RPC method of a request body, if it is one. */
+function rpcMethod(body: string): string | undefined {
+  try {
+    return JSON.parse(body)?.method;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A tool answer's JSON: its structuredContent, checked to be exactly its text content. */
