@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replayLines } from '../src/ingest/frame-files.js';
 import { answerOf, errorOf, type McpService, startMcpService } from './support/mcp-service.js';
 
 /**
@@ -216,11 +217,11 @@ describe('markets', () => {
 });
 
 /** Every tick of [start, end] through /v1/ticks pages (the cursor walk of docs/API.md §4). */
-async function ticksOf(start: number, end: number) {
+async function ticksOf(start: number, end: number, of = asset) {
   const out: any[] = [];
   let cursor = '';
   do {
-    const page = (await s.v1(`/v1/ticks?asset_id=${asset}&start=${start}&end=${end}&limit=5000${cursor && `&cursor=${cursor}`}`)).body;
+    const page = (await s.v1(`/v1/ticks?asset_id=${of}&start=${start}&end=${end}&limit=5000${cursor && `&cursor=${cursor}`}`)).body;
     out.push(...page.data);
     cursor = page.meta.next_cursor ?? '';
   } while (cursor);
@@ -228,7 +229,7 @@ async function ticksOf(start: number, end: number) {
 }
 
 /** The summary as docs/MCP.md §3 defines it, computed from the ticks: sums in exact micro-units, rounded half up to 6 decimals. */
-function summaryModel(ticks: any[], start: number, end: number) {
+function summaryModel(ticks: any[], start: number, end: number, of = asset) {
   const micro = (x: number) => BigInt(Math.round(x * 1e6));
   const trades = ticks.filter((t) => t.event === 'last_trade_price');
   const volume = trades.reduce((sum, t) => sum + micro(t.size), 0n);
@@ -236,7 +237,7 @@ function summaryModel(ticks: any[], start: number, end: number) {
   const rounded = (a: bigint, b: bigint) => Number((2n * a + b) / (2n * b)) / 1e6;
   const count = (event: string) => ticks.filter((t) => t.event === event).length;
   return {
-    asset_id: asset,
+    asset_id: of,
     start,
     end,
     ticks: ticks.length,
@@ -267,6 +268,14 @@ it('get_tick_summary equals the summary of /v1/ticks over the same range', async
     const model = summaryModel(await ticksOf(start, end), start, end);
     expect(answerOf((await call('get_tick_summary', { asset_id: asset, start, end })) as never), `[${start}, ${end}]`).toEqual(model);
   }
+  // A notional exactly on a half micro-unit, which a Float64 sum puts 1 pico-unit below (0.500625 × 999,000,000.0008 = 500,124,375.0004005).
+  const big = '888';
+  const trade = (t: number, price: string, size: string) =>
+    JSON.stringify({ event_type: 'last_trade_price', market: '0xbig', asset_id: big, price, size, side: 'SELL', timestamp: String(t) });
+  await replayLines(s.d.te.engine, [trade(first, '0.500625', '999000000.0008')], { sourceId: 'big-trade' });
+  const exact = answerOf((await call('get_tick_summary', { asset_id: big, start: first, end: last })) as never);
+  expect(exact).toEqual(summaryModel(await ticksOf(first, last, big), first, last, big));
+  expect(exact.trades).toMatchObject({ notional: 500124375.000401, volume: 999000000.0008, vwap: 0.500625 });
   const whole = answerOf((await call('get_tick_summary', { asset_id: asset, start: first, end: last })) as never);
   expect(whole.trades.count).toBeGreaterThan(10);
   expect(whole.first.t).toBe(first);
