@@ -3,8 +3,8 @@ import { MAX_TIME_MS } from './orderbook.js';
 
 /**
  * The summary of one asset's ticks in [start, end] (docs/MCP.md §3, tool `get_tick_summary`): counts
- * per event, the first and last tick, and the trades' volume, notional and VWAP. One read of the
- * asset's primary-key range; a few numbers come back, whatever the range holds.
+ * per event, the first and last tick, and the trades' volume, notional and VWAP, from four reads of
+ * the asset's primary-key range; a few numbers come back, whatever the range holds.
  */
 
 /** A tick as `/v1/ticks` lists it (docs/API.md §4). */
@@ -39,68 +39,73 @@ export interface TickSummary {
   };
 }
 
-/**
- * Prices and sizes have 6 decimals (docs/INGEST.md §2): sums run on integer micro-units in Int128, so
- * the notional and VWAP are exact whatever the order of the rows, and leave as text (an Int128 may not
- * fit a JSON number).
- */
-const SUMMARY_SQL = `
-SELECT count() AS ticks,
-  countIf(k.event = 'price_change') AS price_change,
-  countIf(k.event = 'book') AS book,
-  countIf(k.event = 'last_trade_price') AS trades,
-  argMin((toUnixTimestamp64Milli(k.t), toString(k.event), k.side, k.best_bid, k.best_ask, k.price, k.size), (k.t, k.seq)) AS first,
-  argMax((toUnixTimestamp64Milli(k.t), toString(k.event), k.side, k.best_bid, k.best_ask, k.price, k.size), (k.t, k.seq)) AS last,
-  toString(sumIf(toInt128(round(k.size * 1000000)), k.event = 'last_trade_price')) AS volume_micro,
-  toString(sumIf(toInt128(round(k.price * 1000000)) * toInt128(round(k.size * 1000000)), k.event = 'last_trade_price')) AS notional_pico,
-  minIf(k.price, k.event = 'last_trade_price') AS low,
-  maxIf(k.price, k.event = 'last_trade_price') AS high
-FROM ticks AS k
-WHERE k.asset_id = {asset_id:String}
+const RANGE = `k.asset_id = {asset_id:String}
   AND k.t >= fromUnixTimestamp64Milli({start:Int64}, 'UTC') AND k.t <= fromUnixTimestamp64Milli({end:Int64}, 'UTC')`;
 
-type TickTuple = [t: number, event: SummaryTick['event'], side: string, best_bid: number, best_ask: number, price: number, size: number];
+/** Ticks per event: reads only the key and `event`. */
+const COUNTS_SQL = `SELECT toString(k.event) AS event, count() AS n FROM ticks AS k WHERE ${RANGE} GROUP BY k.event`;
 
-interface SummaryRow {
-  ticks: number;
-  price_change: number;
-  book: number;
-  trades: number;
-  first: TickTuple;
-  last: TickTuple;
+/**
+ * The trades' sums. Prices and sizes have 6 decimals (docs/INGEST.md §2): the sums run on integer
+ * micro-units in Int128, so the notional and VWAP are exact whatever the order of the rows, and leave
+ * as text (an Int128 may not fit a JSON number). PREWHERE reads price and size only where `event`
+ * says trade.
+ */
+const TRADES_SQL = `SELECT count() AS n,
+  toString(sum(toInt128(round(k.size * 1000000)))) AS volume_micro,
+  toString(sum(toInt128(round(k.price * 1000000)) * toInt128(round(k.size * 1000000)))) AS notional_pico,
+  min(k.price) AS low, max(k.price) AS high
+FROM ticks AS k PREWHERE k.event = 'last_trade_price' WHERE ${RANGE}`;
+
+/** The first or last tick: a read of the key range in order (or in reverse) that stops at one row. */
+const edgeSql = (order: 'ASC' | 'DESC') => `SELECT toUnixTimestamp64Milli(k.t) AS t, toString(k.event) AS event, k.side AS side,
+  k.best_bid AS best_bid, k.best_ask AS best_ask, k.price AS price, k.size AS size
+FROM ticks AS k WHERE ${RANGE}
+ORDER BY k.t ${order}, k.seq ${order}
+LIMIT 1`;
+
+interface TradeRow {
+  n: number;
   volume_micro: string;
   notional_pico: string;
   low: number;
   high: number;
 }
 
+/** Four reads at once (counts, trades, first, last): each touches only the columns it needs. */
 export async function tickSummary(engine: Engine, q: { asset_id: string; start: number; end: number }, signal?: AbortSignal): Promise<TickSummary> {
   const params = { asset_id: q.asset_id, start: Math.min(q.start, MAX_TIME_MS), end: Math.min(q.end, MAX_TIME_MS) };
-  const [row] = await engine.rows<SummaryRow>(SUMMARY_SQL, { params, signal });
-  const ticks = Number(row.ticks);
-  const trades = Number(row.trades);
-  const volume = BigInt(row.volume_micro);
-  const notional = BigInt(row.notional_pico);
+  const [counts, [trade], [first], [last]] = await Promise.all([
+    engine.rows<{ event: SummaryTick['event']; n: number }>(COUNTS_SQL, { params, signal }),
+    engine.rows<TradeRow>(TRADES_SQL, { params, signal }),
+    engine.rows<SummaryTick>(edgeSql('ASC'), { params, signal }),
+    engine.rows<SummaryTick>(edgeSql('DESC'), { params, signal }),
+  ]);
+  const events = { price_change: 0, book: 0, last_trade_price: 0 };
+  for (const { event, n } of counts) events[event] = Number(n);
+  const trades = Number(trade.n);
+  const volume = BigInt(trade.volume_micro);
+  const notional = BigInt(trade.notional_pico);
   return {
     asset_id: q.asset_id,
     start: q.start,
     end: q.end,
-    ticks,
-    events: { price_change: Number(row.price_change), book: Number(row.book), last_trade_price: trades },
-    first: ticks ? tickOf(row.first) : null,
-    last: ticks ? tickOf(row.last) : null,
+    ticks: events.price_change + events.book + events.last_trade_price,
+    events,
+    first: first ? tickOf(first) : null,
+    last: last ? tickOf(last) : null,
     trades: {
       count: trades,
       volume: micro(volume),
       notional: micro(roundedQuotient(notional, 1_000_000n)),
       vwap: volume > 0n ? micro(roundedQuotient(notional, volume)) : null,
-      low: trades ? row.low : null,
-      high: trades ? row.high : null,
+      low: trades ? trade.low : null,
+      high: trades ? trade.high : null,
     },
   };
 }
 
-function tickOf([t, event, side, best_bid, best_ask, price, size]: TickTuple): SummaryTick {
+function tickOf({ t, event, side, best_bid, best_ask, price, size }: SummaryTick): SummaryTick {
   return { t: Number(t), event, side, best_bid, best_ask, price, size };
 }
 
