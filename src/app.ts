@@ -16,6 +16,7 @@ import { registerBillingRoutes } from './routes/billing.js';
 import { registerClobRoutes } from './routes/clob.js';
 import { registerCoverageRoutes } from './routes/coverage.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerInstrumentsRoutes } from './routes/instruments.js';
 import { registerMarketsRoutes } from './routes/markets.js';
 import { registerOhlcvRoutes } from './routes/ohlcv.js';
 import { registerOrderbookRoutes } from './routes/orderbook.js';
@@ -27,7 +28,16 @@ import { registerTicksRoutes } from './routes/ticks.js';
  * Paths whose every authenticated request counts toward the daily limit (docs/API.md §2). A Hono
  * pattern `/x/*` also matches `/x` itself, so listing both would run the middleware twice.
  */
-export const DATA_PATHS = ['/v1/orderbook/*', '/v1/ticks/*', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price', '/v1/coverage'];
+export const DATA_PATHS = [
+  '/v1/orderbook/*',
+  '/v1/ticks/*',
+  '/v1/ohlcv',
+  '/v1/price',
+  '/v1/prices-history',
+  '/v1/execution-price',
+  '/v1/coverage',
+  '/v1/instruments',
+];
 /** The replay WebSocket's handshake: counted like DATA_PATHS, authenticated by header or `key`. */
 export const REPLAY_PATH = '/v1/replay/market';
 /** Authenticated but never counted. */
@@ -80,6 +90,7 @@ export function createApp(deps: AppDeps) {
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);
   registerCoverageRoutes(app, deps);
+  registerInstrumentsRoutes(app, deps);
   registerMcpRoutes(app, deps, books);
   registerDashboard(app);
 

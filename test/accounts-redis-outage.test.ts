@@ -93,6 +93,16 @@ function canConnect(port: number) {
   });
 }
 
+/**
+ * A new account on the app under test, once its store answers: a test that starts right after the
+ * one before brought the store back may find the client still reconnecting (503 meanwhile).
+ */
+async function registered(t: AccountApp): Promise<{ api_key: string }> {
+  let res = await t.app.request('/v1/register', { method: 'POST' });
+  await waitFor(async () => res.status === 201 || ((res = await t.app.request('/v1/register', { method: 'POST' })), res.status === 201));
+  return (await res.json()).data;
+}
+
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
@@ -123,7 +133,7 @@ for (const backend of BACKENDS)
     });
 
     it('answers 503 with Retry-After on every authenticated route while Redis is down, and recovers by itself', async () => {
-      const { data } = await (await t.app.request('/v1/register', { method: 'POST' })).json();
+      const data = await registered(t);
       const key: string = data.api_key;
       expect((await t.call(key, '/v1/orderbook/__probe')).status).toBe(200);
       expect((await t.call(key, '/v1/me')).status).toBe(200);
@@ -162,7 +172,7 @@ for (const backend of BACKENDS)
     });
 
     it('starts while Redis is down (503 meanwhile) and serves once it comes up', async () => {
-      const { data } = await (await t.app.request('/v1/register', { method: 'POST' })).json();
+      const data = await registered(t);
       await redis.down();
       const late = await startApp();
       try {
@@ -178,7 +188,7 @@ for (const backend of BACKENDS)
 
     // ioredis' Cluster#connect() never settles when its first ready check finds the cluster not ok yet.
     it.runIf(backend.name === 'a Redis Cluster')('starts while the cluster is still forming and serves once it is ok', async () => {
-      const { data } = await (await t.app.request('/v1/register', { method: 'POST' })).json();
+      const data = await registered(t);
       await redis.down();
       await redis.forming!();
       const late = await startApp();

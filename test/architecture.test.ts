@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -49,5 +49,22 @@ describe('import graphs of src/', () => {
     } finally {
       rmSync(src, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the README's Layout", () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const block = readme.slice(readme.indexOf('## Layout'));
+  const fence = block.indexOf('```') + 3;
+  const listed = [...block.slice(fence, block.indexOf('```', fence)).matchAll(/^(\S+)\s/gm)].map((m) => m[1]);
+  const root = new URL('..', import.meta.url).pathname;
+
+  it('names every folder of src/, and only paths that exist', () => {
+    const folders = (dir: string): string[] =>
+      readdirSync(`${root}${dir}`)
+        .filter((name) => statSync(`${root}${dir}/${name}`).isDirectory())
+        .flatMap((name) => [`${dir}/${name}/`, ...folders(`${dir}/${name}`)]);
+    expect(folders('src').filter((f) => !listed.includes(f))).toEqual([]);
+    expect(listed.filter((path) => !statSync(`${root}${path}`, { throwIfNoEntry: false }))).toEqual([]);
   });
 });

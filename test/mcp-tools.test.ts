@@ -174,7 +174,7 @@ describe('markets', () => {
     await sameAs('search_markets', { search: 'no such market', offset: 5 }, '/v1/markets?search=no%20such%20market&offset=5&limit=10', shape);
   });
 
-  it('get_market: the market’s tokens as /v1/markets lists them, rules and last trade as the CLOB endpoints, the quote as /v1/price', async () => {
+  it('get_market: the market’s tokens as /v1/markets lists them, the instrument as /v1/instruments, the last trade as the CLOB, the quote as /v1/price', async () => {
     const tokens = (await s.v1(`/v1/markets?search=${s.top.market}&limit=100`)).body.data;
     expect(tokens).toHaveLength(2);
     const clob = async (at: number | 'latest', path: string) => (await s.v1(`/v1/clob/${s.d.key}/at/${at}/${path}?token_id=${asset}`)).body;
@@ -185,18 +185,12 @@ describe('markets', () => {
       const at = t ?? 'latest';
       const price = await s.v1(`/v1/price?asset_id=${asset}${t === undefined ? '' : `&timestamp=${t}`}`);
       const lastTrade = await clob(at, 'last-trade-price');
-      const book = await clob(at, 'book');
       expect(answer).toEqual({
         asset_id: asset,
         timestamp: t ?? null,
         market: s.top.market,
         tokens,
-        trading_rules: {
-          min_order_size: Number(book.min_order_size),
-          tick_size: (await clob(at, 'tick-size')).minimum_tick_size,
-          neg_risk: (await clob(at, 'neg-risk')).neg_risk,
-          source: 'metadata',
-        },
+        instrument: (await s.v1(`/v1/instruments?asset_id=${asset}${t === undefined ? '' : `&timestamp=${t}`}`)).body.data,
         quote: price.body.data,
         last_trade:
           lastTrade.side === ''
@@ -213,6 +207,27 @@ describe('markets', () => {
       body: { detail: { message: 'No data for asset 123.' } },
       meta: { 'tickhouse/error': 'not_found', 'tickhouse/status': 404 },
     });
+  });
+
+  it('get_market: the instrument follows a tick size change at the instant, as /v1/instruments does', async () => {
+    // The demo market whose tick goes 0.01 → 0.001 (a tick_size_change per token): its tick at its first tick differs from now.
+    const entries = (await s.v1('/v1/markets?limit=100')).body.data;
+    const instrumentAt = async (id: string, t?: number) => (await s.v1(`/v1/instruments?asset_id=${id}${t === undefined ? '' : `&timestamp=${t}`}`)).body.data;
+    const changing = [];
+    for (const e of entries) if ((await instrumentAt(e.asset_id, Date.parse(`${e.first_seen.replace(' ', 'T')}Z`))).tick_size !== e.tick_size) changing.push(e);
+    expect(changing.length).toBeGreaterThan(0);
+    const e = changing[0];
+    const [first, last] = [e.first_seen, e.last_seen].map((x: string) => Date.parse(`${x.replace(' ', 'T')}Z`));
+    const seen = new Set<number>();
+    // 13 instants over its history, one a day ahead (answered as of now + 1 minute) and the latest.
+    for (const t of [...Array.from({ length: 13 }, (_, i) => first + Math.floor(((last - first) * i) / 12)), NOW + 86_400_000, undefined]) {
+      const answer = answerOf((await call('get_market', { asset_id: e.asset_id, ...(t === undefined ? {} : { timestamp: t }) })) as never);
+      const rest = await instrumentAt(e.asset_id, t);
+      expect(answer.instrument, `${t}`).toEqual(rest);
+      seen.add(answer.instrument.tick_size);
+      if (t === NOW + 86_400_000) expect(answer.instrument.as_of).toBe(NOW + 60_000);
+    }
+    expect([...seen].sort()).toEqual([0.001, 0.01]);
   });
 });
 

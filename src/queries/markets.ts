@@ -1,11 +1,17 @@
 import type { Engine } from '../clickhouse/engine.js';
+import { type Instrument, instrumentAt } from '../instruments/instrument.js';
+import { marketMetadata } from './clob.js';
 import { type ConditionCounts, recentConditions } from './coverage.js';
+import { currentHistories } from './instruments.js';
 
 /**
  * Market listings and totals from the rollups (asset_stats, activity_1m) and the small `markets`
  * metadata table: no request scans `ticks` beyond two partial minutes.
  */
-export interface MarketEntry {
+/** The instrument fields an entry carries as of now (docs/TIME-MACHINE.md §5); asset, market, question and as_of are the entry's own. */
+export type EntryInstrument = Omit<Instrument, 'asset_id' | 'market' | 'question' | 'as_of'>;
+
+export interface MarketEntry extends EntryInstrument {
   market: string;
   asset_id: string;
   side: string;
@@ -39,7 +45,7 @@ const ENTRY_COLUMNS = `market, asset_id,
   if(outcome != '', upperUTF8(outcome), 'UNKNOWN') AS side,
   toString(first_seen) AS first_seen, toString(last_seen) AS last_seen, last_seen_ms, total_ticks, question, slug`;
 
-type EntryRow = Omit<MarketEntry, 'coverage'> & { question: string; slug: string; last_seen_ms: number };
+type EntryRow = Omit<MarketEntry, 'coverage' | keyof EntryInstrument> & { question: string; slug: string; last_seen_ms: number };
 
 export async function listMarkets(
   engine: Engine,
@@ -60,13 +66,7 @@ LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
   const total = rows.length
     ? Number(rows[0].total)
     : Number((await engine.rows<{ total: number }>(`SELECT count() AS total FROM (${LISTED})`, { params, signal }))[0]?.total ?? 0);
-  const entries = await withCoverage(
-    engine,
-    rows.map(({ total: _total, ...row }) => row),
-    now,
-    signal,
-  );
-  return { entries, total };
+  return { entries: await entriesOf(engine, rows, now, signal), total };
 }
 
 /**
@@ -83,24 +83,45 @@ ORDER BY total_ticks DESC, asset_id ASC
 LIMIT 100`,
     { params: { search: '', asset_id: assetId }, signal },
   );
-  return rows.some((r) => r.asset_id === assetId) ? withCoverage(engine, rows, now, signal) : [];
+  return rows.some((r) => r.asset_id === assetId) ? entriesOf(engine, rows, now, signal) : [];
 }
 
-/** Rows of ENTRY_COLUMNS as entries: numbers as numbers, absent metadata left out, each with its last 7 days' conditions. */
-async function withCoverage(engine: Engine, rows: EntryRow[], now: number, signal?: AbortSignal): Promise<MarketEntry[]> {
-  const coverage = await recentConditions(
-    engine,
-    rows.map((r) => ({ asset_id: r.asset_id, lastSeen: Number(r.last_seen_ms) })),
-    now,
-    signal,
-  );
-  return rows.map(({ question, slug, last_seen_ms: _lastSeen, ...entry }) => ({
-    ...entry,
-    total_ticks: Number(entry.total_ticks),
-    ...(question ? { question } : {}),
-    ...(slug ? { slug } : {}),
-    coverage: coverage.get(entry.asset_id) ?? {},
-  }));
+/**
+ * Rows of ENTRY_COLUMNS as entries: numbers as numbers, absent metadata left out, each with its last 7
+ * days' conditions and its instrument fields as of now (docs/TIME-MACHINE.md §5).
+ */
+async function entriesOf(engine: Engine, rows: (EntryRow & { total?: number })[], now: number, signal?: AbortSignal): Promise<MarketEntry[]> {
+  const ids = rows.map((r) => r.asset_id);
+  const [coverage, histories, metadata] = await Promise.all([
+    recentConditions(
+      engine,
+      rows.map((r) => ({ asset_id: r.asset_id, lastSeen: Number(r.last_seen_ms) })),
+      now,
+      signal,
+    ),
+    currentHistories(engine, ids, signal),
+    marketMetadata(engine, ids, signal),
+  ]);
+  return rows.map(({ question, slug, total: _total, last_seen_ms: _lastSeen, ...entry }) => {
+    const h = histories.get(entry.asset_id)!;
+    // Its ticks name the market (history), so instrumentAt knows the asset: never null.
+    h.listing.market = entry.market;
+    const {
+      asset_id: _a,
+      market: _m,
+      question: _q,
+      as_of: _at,
+      ...instrument
+    } = instrumentAt(entry.asset_id, now, h.trading, h.listing, metadata.get(entry.asset_id))!;
+    return {
+      ...entry,
+      total_ticks: Number(entry.total_ticks),
+      ...(question ? { question } : {}),
+      ...(slug ? { slug } : {}),
+      coverage: coverage.get(entry.asset_id) ?? {},
+      ...instrument,
+    };
+  });
 }
 
 export interface MarketStats {

@@ -1,16 +1,16 @@
 import { z } from 'zod';
 import { booksIn } from '../../auth/book-in-window.js';
-import { assertInWindow } from '../../auth/history-window.js';
-import { effectiveRules } from '../../clob/book-summary.js';
+import { assertInWindow, endInWindow } from '../../auth/history-window.js';
 import { notFound } from '../../http/errors.js';
-import { lastTradeAt, tradingRules } from '../../queries/clob.js';
+import { lastTradeAt } from '../../queries/clob.js';
 import { listMarkets, marketOfAsset } from '../../queries/markets.js';
+import { InstrumentSchema, readInstrument } from '../../routes/instruments.js';
 import { MarketEntrySchema } from '../../routes/markets.js';
 import { PriceSchema, priceData } from '../../routes/orderbook.js';
 import { assetId, instant, intIn, text, toMs } from '../inputs.js';
 import { defineTool } from '../tool.js';
 
-/** Market tools: `/v1/markets` (docs/API.md §4) and one market's details with its state at an instant. */
+/** Market tools: `/v1/markets` (docs/API.md §4) and one market's details with its instrument state at an instant. */
 
 /** At most this many entries per search answer (~25 KB); `/v1/markets` allows 1,000. */
 export const MAX_SEARCH = 50;
@@ -43,31 +43,24 @@ export const searchMarkets = defineTool({
   },
 });
 
-const TradingRules = z.object({
-  min_order_size: z.number(),
-  tick_size: z.number(),
-  neg_risk: z.boolean(),
-  source: z.enum(['metadata', 'default']),
-});
-
 export const getMarket = defineTool({
   name: 'get_market',
-  title: 'Market details and state at an instant',
+  title: 'Market details and instrument state at an instant',
   description:
-    'One outcome token’s market: every token of it as search_markets lists them, the trading rules (min_order_size in shares, tick_size, neg_risk; ' +
-    'source metadata = the market’s metadata as stored now, not as of the instant; default = Polymarket’s defaults 5, 0.01, false), and its state at ' +
-    'the instant: the top of the book (as get_price; null before its first book) and the last trade at or before it (price, taker side; null when none). ' +
-    'Bounded: the market’s tokens (~2 KB).',
+    'One outcome token’s market at an instant: every token of the market as search_markets lists them (as of now), the instrument as ' +
+    'GET /v1/instruments answers at the instant (tick_size, min_order_size in shares, neg_risk, fees, status open/resolved, winner, resolved_at, ' +
+    'with `source` per field: history as of the instant, metadata as stored now, or Polymarket’s default), the top of the book (as get_price; ' +
+    'null before its first book) and the last trade at or before it (price, taker side; null when none). Bounded: the market’s tokens (~5 KB).',
   input: z.strictObject({
     asset_id: assetId(),
-    timestamp: instant('The instant: Unix ms or ISO 8601 (default: latest)').optional(),
+    timestamp: instant('The instant: Unix ms or ISO 8601 (default: latest; the instrument then as of now)').optional(),
   }),
   output: z.object({
     asset_id: z.string(),
     timestamp: z.number().int().nullable(),
     market: z.string(),
     tokens: z.array(MarketEntrySchema),
-    trading_rules: TradingRules,
+    instrument: InstrumentSchema,
     quote: PriceSchema.nullable(),
     last_trade: z.object({ timestamp: z.number().int(), price: z.number(), side: z.enum(['BUY', 'SELL', '']) }).nullable(),
   }),
@@ -78,20 +71,20 @@ export const getMarket = defineTool({
     const tokens = await marketOfAsset(deps.engine, args.asset_id, deps.clock.now(), call.signal);
     const token = tokens.find((t) => t.asset_id === args.asset_id);
     if (!token) throw notFound(`No data for asset ${args.asset_id}.`);
-    const [rules, state, trade] = await Promise.all([
-      tradingRules(deps.engine, [args.asset_id], call.signal),
+    const [instrument, state, trade] = await Promise.all([
+      // As /v1/instruments: latest = now, a later instant than now + the clock lead answers as of then.
+      readInstrument(deps.engine, args.asset_id, endInWindow(call.window, at ?? deps.clock.now()), call.signal),
       books.find(args.asset_id),
       lastTradeAt(deps.engine, args.asset_id, at, call.signal),
     ]);
     // A latest answer is about the time of its data, which must lie in the window (as the CLOB /last-trade-price).
     if (trade && at === null) assertInWindow(call.window, trade.timestamp);
-    const stated = rules.get(args.asset_id);
     return {
       asset_id: args.asset_id,
       timestamp: at,
       market: token.market,
       tokens,
-      trading_rules: { ...effectiveRules(stated), source: stated ? ('metadata' as const) : ('default' as const) },
+      instrument,
       quote: state && priceData(args.asset_id, state),
       last_trade: trade && { timestamp: Number(trade.timestamp), price: trade.price, side: trade.side },
     };
