@@ -174,7 +174,7 @@ describe('markets', () => {
     await sameAs('search_markets', { search: 'no such market', offset: 5 }, '/v1/markets?search=no%20such%20market&offset=5&limit=10', shape);
   });
 
-  it('get_market: the market’s tokens as /v1/markets lists them, the instrument as /v1/instruments, the last trade as the CLOB, the quote as /v1/price', async () => {
+  it('get_market: tokens as /v1/markets, the instrument as /v1/instruments, the last trade as the CLOB, the quote as /v1/price', async () => {
     const tokens = (await s.v1(`/v1/markets?search=${s.top.market}&limit=100`)).body.data;
     expect(tokens).toHaveLength(2);
     const clob = async (at: number | 'latest', path: string) => (await s.v1(`/v1/clob/${s.d.key}/at/${at}/${path}?token_id=${asset}`)).body;
