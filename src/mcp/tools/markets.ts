@@ -12,7 +12,7 @@ import { defineTool } from '../tool.js';
 
 /** Market tools: `/v1/markets` (docs/API.md §4) and one market's details with its instrument state at an instant. */
 
-/** At most this many entries per search answer (~25 KB); `/v1/markets` allows 1,000. */
+/** At most this many entries per search answer (~40 KB: an entry with its instrument fields is ~0.8 KB); `/v1/markets` allows 1,000. */
 export const MAX_SEARCH = 50;
 
 export const searchMarkets = defineTool({
@@ -22,7 +22,7 @@ export const searchMarkets = defineTool({
     'Outcome tokens that have data, most active first (total_ticks desc, then asset_id), as GET /v1/markets lists them: market (condition id), ' +
     'asset_id (the token id every other tool takes), side (outcome label), first_seen/last_seen (UTC text), total_ticks, question, slug and the ' +
     'conditions of its last 7 UTC days of coverage. `search` is a case-insensitive substring of the condition id or question; page with offset ' +
-    `(total = all matches). Bounded: at most ${MAX_SEARCH} entries (~25 KB).`,
+    `(total = all matches). Bounded: at most ${MAX_SEARCH} entries (~40 KB).`,
   input: z.strictObject({
     search: text(200, 'Case-insensitive substring of the condition id or the question (default: every market)').optional(),
     limit: intIn(1, MAX_SEARCH, 'Entries at most (default 10)').optional(),
