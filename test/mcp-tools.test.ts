@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { replayLines } from '../src/ingest/frame-files.js';
 import { answerOf, errorOf, type McpService, startMcpService } from './support/mcp-service.js';
 
@@ -10,6 +10,8 @@ import { answerOf, errorOf, type McpService, startMcpService } from './support/m
  * written from the spec where no endpoint exists: the tick summary), on the demo dataset.
  */
 const NOW = Date.UTC(2026, 5, 24, 15, 30);
+// Each test compares dozens of calls with their /v1 answers; on 2 shared cores with the server engine they outlast the default minute.
+vi.setConfig({ testTimeout: 180_000 });
 const TOOL_NAMES = [
   'search_markets',
   'get_market',
@@ -181,16 +183,20 @@ describe('markets', () => {
     const tradeTimes = (await ticksOf(s.top.first, s.top.last)).filter((t) => t.event === 'last_trade_price').map((t) => t.t);
     let trades = 0;
     for (const t of [...instants.filter((t) => t >= s.top.first), undefined]) {
-      const answer = answerOf((await call('get_market', { asset_id: asset, ...(t === undefined ? {} : { timestamp: t }) })) as never);
-      const at = t ?? 'latest';
-      const price = await s.v1(`/v1/price?asset_id=${asset}${t === undefined ? '' : `&timestamp=${t}`}`);
-      const lastTrade = await clob(at, 'last-trade-price');
+      const query = t === undefined ? '' : `&timestamp=${t}`;
+      const [result, price, lastTrade, instrument] = await Promise.all([
+        call('get_market', { asset_id: asset, ...(t === undefined ? {} : { timestamp: t }) }),
+        s.v1(`/v1/price?asset_id=${asset}${query}`),
+        clob(t ?? 'latest', 'last-trade-price'),
+        s.v1(`/v1/instruments?asset_id=${asset}${query}`),
+      ]);
+      const answer = answerOf(result as never);
       expect(answer).toEqual({
         asset_id: asset,
         timestamp: t ?? null,
         market: s.top.market,
         tokens,
-        instrument: (await s.v1(`/v1/instruments?asset_id=${asset}${t === undefined ? '' : `&timestamp=${t}`}`)).body.data,
+        instrument: instrument.body.data,
         quote: price.body.data,
         last_trade:
           lastTrade.side === ''
@@ -213,16 +219,19 @@ describe('markets', () => {
     // The demo market whose tick goes 0.01 → 0.001 (a tick_size_change per token): its tick at its first tick differs from now.
     const entries = (await s.v1('/v1/markets?limit=100')).body.data;
     const instrumentAt = async (id: string, t?: number) => (await s.v1(`/v1/instruments?asset_id=${id}${t === undefined ? '' : `&timestamp=${t}`}`)).body.data;
-    const changing = [];
-    for (const e of entries) if ((await instrumentAt(e.asset_id, Date.parse(`${e.first_seen.replace(' ', 'T')}Z`))).tick_size !== e.tick_size) changing.push(e);
+    const atFirst = await Promise.all(entries.map((e: any) => instrumentAt(e.asset_id, Date.parse(`${e.first_seen.replace(' ', 'T')}Z`))));
+    const changing = entries.filter((e: any, i: number) => atFirst[i].tick_size !== e.tick_size);
     expect(changing.length).toBeGreaterThan(0);
     const e = changing[0];
     const [first, last] = [e.first_seen, e.last_seen].map((x: string) => Date.parse(`${x.replace(' ', 'T')}Z`));
     const seen = new Set<number>();
     // 13 instants over its history, one a day ahead (answered as of now + 1 minute) and the latest.
     for (const t of [...Array.from({ length: 13 }, (_, i) => first + Math.floor(((last - first) * i) / 12)), NOW + 86_400_000, undefined]) {
-      const answer = answerOf((await call('get_market', { asset_id: e.asset_id, ...(t === undefined ? {} : { timestamp: t }) })) as never);
-      const rest = await instrumentAt(e.asset_id, t);
+      const [result, rest] = await Promise.all([
+        call('get_market', { asset_id: e.asset_id, ...(t === undefined ? {} : { timestamp: t }) }),
+        instrumentAt(e.asset_id, t),
+      ]);
+      const answer = answerOf(result as never);
       expect(answer.instrument, `${t}`).toEqual(rest);
       seen.add(answer.instrument.tick_size);
       if (t === NOW + 86_400_000) expect(answer.instrument.as_of).toBe(NOW + 60_000);
