@@ -108,15 +108,18 @@ describe('books', () => {
       const at = t === undefined ? '' : `&timestamp=${t}`;
       await sameAs('get_price', { asset_id: asset, ...(t === undefined ? {} : { timestamp: t }) }, `/v1/price?asset_id=${asset}${at}`);
       if (t === undefined) continue;
-      for (const side of ['BUY', 'SELL']) {
-        for (const amount of [0.000001, 1, 2500.5, 1e9]) {
-          await sameAs(
-            'get_execution_price',
-            { asset_id: asset, side, amount, timestamp: t },
-            `/v1/execution-price?asset_id=${asset}&side=${side}&amount=${amount}${at}`,
-          );
-        }
-      }
+      // The eight walks of an instant at once (each a call and its /v1 twin): the book is read once, into the app's cache.
+      await Promise.all(
+        ['BUY', 'SELL'].flatMap((side) =>
+          [0.000001, 1, 2500.5, 1e9].map((amount) =>
+            sameAs(
+              'get_execution_price',
+              { asset_id: asset, side, amount, timestamp: t },
+              `/v1/execution-price?asset_id=${asset}&side=${side}&amount=${amount}${at}`,
+            ),
+          ),
+        ),
+      );
     }
   });
 });
