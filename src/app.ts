@@ -11,6 +11,7 @@ import { ApiError } from './http/errors.js';
 import { accessLog, bearerChallenge, requestId } from './http/middleware.js';
 import { renderError, renderNotFound } from './http/render-error.js';
 import { setLogLevel } from './log.js';
+import { MCP_PATH, registerMcpRoutes } from './mcp/http-route.js';
 import { ReplayServer } from './replay/server.js';
 import { registerAccountsRoutes } from './routes/accounts.js';
 import { registerBillingRoutes } from './routes/billing.js';
@@ -74,6 +75,8 @@ export function createApp(deps: AppDeps) {
   // The replay WebSocket also takes the key as a query parameter (many WebSocket clients cannot set headers).
   app.use(REPLAY_PATH, requireAuth(deps, { queryKey: true }), counted);
   for (const path of ACCOUNT_PATHS) app.use(path, auth);
+  // MCP counts each tool call, not each HTTP request (routes/mcp.ts); a message is small.
+  app.use(MCP_PATH, limitBody, auth);
 
   registerHealthRoutes(app, deps);
   registerAccountsRoutes(app, deps);
@@ -90,6 +93,7 @@ export function createApp(deps: AppDeps) {
   registerOhlcvRoutes(app, deps);
   registerCoverageRoutes(app, deps);
   registerInstrumentsRoutes(app, deps);
+  registerMcpRoutes(app, deps, books);
   registerDashboard(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'API key from POST /v1/register' });

@@ -22,6 +22,8 @@ const ERROR_CODES: Record<string, { status: number; extra: string[] }> = {
   invalid_signature: { status: 401, extra: [] },
   data_access_denied: { status: 403, extra: ['plan', 'earliest_allowed'] },
   payload_too_large: { status: 413, extra: [] },
+  // docs/MCP.md §1: the MCP endpoint keeps no session, so GET and DELETE have nothing to serve.
+  method_not_allowed: { status: 405, extra: [] },
   rate_limit_exceeded: { status: 429, extra: ['limit', 'plan'] },
   too_many_registrations: { status: 429, extra: ['limit'] },
   payment_provider_error: { status: 502, extra: [] },

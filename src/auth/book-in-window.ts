@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { BookAt, BookReader } from '../book-history/port.js';
 import type { AppEnv } from '../http/context.js';
 import { notFound } from '../http/errors.js';
-import { assertInHistoryWindow } from './history-window.js';
+import { assertInWindow, type HistoryWindow, windowOf } from './history-window.js';
 
 /**
  * Books as the plan's history window (docs/API.md §2) lets this request read them: the one place that
@@ -15,10 +15,15 @@ import { assertInHistoryWindow } from './history-window.js';
  * book is the route's 404, a book whose newest event is older than the window the same 403.
  */
 export function booksInWindow(c: Context<AppEnv>, books: BookReader, at: number | null): BooksInWindow {
-  if (at !== null) assertInHistoryWindow(c, at);
+  return booksIn(windowOf(c), books, at, c.req.raw.signal);
+}
+
+/** The same for a caller without a Hono context (the MCP tools): its window and the signal that cancels its reads. */
+export function booksIn(window: HistoryWindow, books: BookReader, at: number | null, signal?: AbortSignal): BooksInWindow {
+  if (at !== null) assertInWindow(window, at);
   const find = async (assetId: string) => {
-    const state = await books.at(assetId, at, c.req.raw.signal);
-    if (state && at === null) assertInHistoryWindow(c, state.timestamp);
+    const state = await books.at(assetId, at, signal);
+    if (state && at === null) assertInWindow(window, state.timestamp);
     return state;
   };
   return {

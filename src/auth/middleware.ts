@@ -1,10 +1,11 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { effectivePlan } from '../accounts/effective-plan.js';
+import { type EffectivePlan, effectivePlan } from '../accounts/effective-plan.js';
+import type { Account } from '../accounts/types.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
 import { nextUtcMidnight, utcDay } from '../time.js';
-import { CLOCK_LEAD_MS, earliestAllowed } from './history-window.js';
+import { windowAt } from './history-window.js';
 import { hashApiKey, looksLikeApiKey } from './keys.js';
 
 type AuthDeps = Pick<AppDeps, 'accounts' | 'clock' | 'config'>;
@@ -50,11 +51,11 @@ async function signIn(deps: AuthDeps, c: Context<AppEnv>, key: string): Promise<
   // Key regeneration swaps exactly this hash (compare-and-swap): a concurrent one that lost gets 401.
   c.set('keyHash', keyHash);
   const now = deps.clock.now();
-  const effective = effectivePlan(account, now);
+  const window = windowAt(effectivePlan(account, now), now);
   c.set('account', account);
-  c.set('effective', effective);
-  c.set('earliestAllowed', earliestAllowed(effective.data_access_days, now));
-  c.set('latestPossible', now + CLOCK_LEAD_MS);
+  c.set('effective', window.effective);
+  c.set('earliestAllowed', window.earliestAllowed);
+  c.set('latestPossible', window.latestPossible);
   return true;
 }
 
@@ -65,29 +66,39 @@ async function signIn(deps: AuthDeps, c: Context<AppEnv>, key: string): Promise<
  */
 export function dailyLimit(deps: AuthDeps): MiddlewareHandler<AppEnv> {
   return async function dailyLimit(c, next) {
-    const now = deps.clock.now();
-    const { plan, rate_limit_daily: limit } = c.get('effective');
-    const { allowed, count } = await deps.accounts.consumeDaily(c.get('account').id, utcDay(now), limit);
-    const reset = nextUtcMidnight(now);
-    const headers = {
-      'X-RateLimit-Limit': String(limit),
-      'X-RateLimit-Remaining': String(Math.max(0, limit - count)),
-      'X-RateLimit-Reset': String(reset / 1000),
-    };
-    if (!allowed) {
-      throw new ApiError(
-        'rate_limit_exceeded',
-        `Daily request limit (${limit}) exceeded.`,
-        { limit, plan },
-        {
-          ...headers,
-          'Retry-After': String(Math.ceil((reset - now) / 1000)),
-        },
-      );
-    }
+    const headers = await countDataRequest(deps, c.get('account'), c.get('effective'));
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     await next();
     // A handler that builds its own Response (a stream) drops the prepared headers: put them back.
     if (!c.res.headers.has('X-RateLimit-Limit')) for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
   };
+}
+
+/**
+ * Counts one data request of `account` today and returns the X-RateLimit-* headers its answer
+ * carries; over the limit it throws the 429 (those headers plus Retry-After) and counts nothing.
+ * The middleware above counts HTTP requests with it, the MCP endpoint each tool call (src/mcp).
+ */
+export async function countDataRequest(deps: AuthDeps, account: Pick<Account, 'id'>, effective: EffectivePlan): Promise<Record<string, string>> {
+  const now = deps.clock.now();
+  const { plan, rate_limit_daily: limit } = effective;
+  const { allowed, count } = await deps.accounts.consumeDaily(account.id, utcDay(now), limit);
+  const reset = nextUtcMidnight(now);
+  const headers = {
+    'X-RateLimit-Limit': String(limit),
+    'X-RateLimit-Remaining': String(Math.max(0, limit - count)),
+    'X-RateLimit-Reset': String(reset / 1000),
+  };
+  if (!allowed) {
+    throw new ApiError(
+      'rate_limit_exceeded',
+      `Daily request limit (${limit}) exceeded.`,
+      { limit, plan },
+      {
+        ...headers,
+        'Retry-After': String(Math.ceil((reset - now) / 1000)),
+      },
+    );
+  }
+  return headers;
 }

@@ -10,6 +10,8 @@ export const ERROR_STATUS = {
   invalid_signature: 401,
   data_access_denied: 403,
   not_found: 404,
+  /** A method the MCP endpoint does not serve (it keeps no session: POST only, docs/MCP.md §1). */
+  method_not_allowed: 405,
   /** A request not received completely within the server's requestTimeout (slow or stalled client). */
   request_timeout: 408,
   /** An `Expect` header other than `100-continue`, which is the only expectation this server meets. */

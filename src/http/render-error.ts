@@ -44,7 +44,8 @@ export function renderNotFound(c: Context<AppEnv>): Response {
   return clob ? send(c, error, (e) => ({ error: e.message })) : send(c, error);
 }
 
-function apiErrorOf(err: Error): ApiError | null {
+/** The ApiError an error stands for (an ApiError itself, or a mapped domain error), or null for anything else (a bug). */
+export function apiErrorOf(err: Error): ApiError | null {
   if (err instanceof ApiError) return err;
   if (err instanceof EngineUnavailableError) return serviceUnavailable('ClickHouse');
   if (err instanceof StoreUnavailableError) return serviceUnavailable('The account store');

@@ -39,6 +39,14 @@ WHERE s.total_ticks > 0
     OR positionCaseInsensitiveUTF8(s.market, {search:String}) > 0
     OR positionCaseInsensitiveUTF8(m.question, {search:String}) > 0)`;
 
+/** The columns of an entry over LISTED (the coverage is added after). */
+const ENTRY_COLUMNS = `market, asset_id,
+  -- Ticks carry the outcome label upper-cased, and UNKNOWN while no metadata is known (docs/INGEST.md §2).
+  if(outcome != '', upperUTF8(outcome), 'UNKNOWN') AS side,
+  toString(first_seen) AS first_seen, toString(last_seen) AS last_seen, last_seen_ms, total_ticks, question, slug`;
+
+type EntryRow = Omit<MarketEntry, 'coverage' | keyof EntryInstrument> & { question: string; slug: string; last_seen_ms: number };
+
 export async function listMarkets(
   engine: Engine,
   q: { search: string; limit: number; offset: number },
@@ -47,11 +55,8 @@ export async function listMarkets(
 ): Promise<{ entries: MarketEntry[]; total: number }> {
   const params = { search: q.search, limit: q.limit, offset: q.offset };
   // The total rides on the page (a window over all matches); only a page past the end needs its own count.
-  const rows = await engine.rows<Omit<MarketEntry, 'coverage'> & { question: string; slug: string; total: number; last_seen_ms: number }>(
-    `SELECT market, asset_id,
-  -- Ticks carry the outcome label upper-cased, and UNKNOWN while no metadata is known (docs/INGEST.md §2).
-  if(outcome != '', upperUTF8(outcome), 'UNKNOWN') AS side,
-  toString(first_seen) AS first_seen, toString(last_seen) AS last_seen, last_seen_ms, total_ticks, question, slug,
+  const rows = await engine.rows<EntryRow & { total: number }>(
+    `SELECT ${ENTRY_COLUMNS},
   count() OVER () AS total
 FROM (${LISTED})
 ORDER BY total_ticks DESC, asset_id ASC
@@ -61,6 +66,31 @@ LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
   const total = rows.length
     ? Number(rows[0].total)
     : Number((await engine.rows<{ total: number }>(`SELECT count() AS total FROM (${LISTED})`, { params, signal }))[0]?.total ?? 0);
+  return { entries: await entriesOf(engine, rows, now, signal), total };
+}
+
+/**
+ * The entries of every token of the market `assetId` belongs to, in `/v1/markets` order: each exactly
+ * as `/v1/markets` lists it. Empty when the asset has no tick. A market has a handful of outcomes; the
+ * LIMIT only bounds the answer should metadata ever say otherwise.
+ */
+export async function marketOfAsset(engine: Engine, assetId: string, now: number, signal?: AbortSignal): Promise<MarketEntry[]> {
+  const rows = await engine.rows<EntryRow>(
+    `SELECT ${ENTRY_COLUMNS}
+FROM (${LISTED})
+WHERE market IN (SELECT market FROM asset_stats WHERE asset_id = {asset_id:String})
+ORDER BY total_ticks DESC, asset_id ASC
+LIMIT 100`,
+    { params: { search: '', asset_id: assetId }, signal },
+  );
+  return rows.some((r) => r.asset_id === assetId) ? entriesOf(engine, rows, now, signal) : [];
+}
+
+/**
+ * Rows of ENTRY_COLUMNS as entries: numbers as numbers, absent metadata left out, each with its last 7
+ * days' conditions and its instrument fields as of now (docs/TIME-MACHINE.md §5).
+ */
+async function entriesOf(engine: Engine, rows: (EntryRow & { total?: number })[], now: number, signal?: AbortSignal): Promise<MarketEntry[]> {
   const ids = rows.map((r) => r.asset_id);
   const [coverage, histories, metadata] = await Promise.all([
     recentConditions(
@@ -72,7 +102,7 @@ LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
     currentHistories(engine, ids, signal),
     marketMetadata(engine, ids, signal),
   ]);
-  const entries = rows.map(({ question, slug, total: _total, last_seen_ms: _lastSeen, ...entry }) => {
+  return rows.map(({ question, slug, total: _total, last_seen_ms: _lastSeen, ...entry }) => {
     const h = histories.get(entry.asset_id)!;
     // Its ticks name the market (history), so instrumentAt knows the asset: never null.
     h.listing.market = entry.market;
@@ -92,7 +122,6 @@ LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
       ...instrument,
     };
   });
-  return { entries, total };
 }
 
 export interface MarketStats {

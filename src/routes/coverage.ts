@@ -22,7 +22,7 @@ const coverageQuery = orderedRange(
 const GAP_REASONS = ['not_recording', 'disconnected', 'not_subscribed', 'unknown'] as const;
 const Interval = { from: z.number().int(), to: z.number().int() };
 
-const CoverageSchema = z
+export const CoverageSchema = z
   .object({
     asset_id: z.string(),
     start: z.number().int(),

@@ -1,13 +1,14 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import { checkHistoryWindow, existingEnd } from '../auth/history-window.js';
+import type { Engine } from '../clickhouse/engine.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ok } from '../http/envelope.js';
 import { notFound } from '../http/errors.js';
 import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
 import { assetIdParam, timeParam } from '../http/params.js';
-import { instrumentAt } from '../instruments/instrument.js';
+import { type Instrument, instrumentAt } from '../instruments/instrument.js';
 import { marketMetadata } from '../queries/clob.js';
 import { listingHistoryAt, tradingHistoryAt } from '../queries/instruments.js';
 
@@ -51,7 +52,7 @@ export const INSTRUMENT_FIELDS = {
     }),
 };
 
-const InstrumentSchema = z
+export const InstrumentSchema = z
   .object({
     asset_id: z.string(),
     market: z.string(),
@@ -82,14 +83,22 @@ export function registerInstrumentsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDep
     checkHistoryWindow(c, { explicitStart: q.timestamp });
     // No later event can exist than now + the clock lead: a later instant answers as that one does (as_of says so).
     const at = existingEnd(c, q.timestamp ?? deps.clock.now());
-    const signal = c.req.raw.signal;
-    const [trading, listing, meta] = await Promise.all([
-      tradingHistoryAt(engine, q.asset_id, at, signal),
-      listingHistoryAt(engine, q.asset_id, at, signal),
-      marketMetadata(engine, [q.asset_id], signal),
-    ]);
-    const instrument = instrumentAt(q.asset_id, at, trading, listing, meta.get(q.asset_id));
-    if (!instrument) throw notFound(`No market data or metadata for asset ${q.asset_id}.`);
+    const instrument = await readInstrument(engine, q.asset_id, at, c.req.raw.signal);
     return ok(c, instrument);
   });
+}
+
+/**
+ * The instrument of `assetId` at `at` (Unix ms, already clamped to now + the clock lead), or a 404 when
+ * neither history nor metadata knows it: the one read behind `/v1/instruments` and the MCP `get_market`.
+ */
+export async function readInstrument(engine: Engine, assetId: string, at: number, signal?: AbortSignal): Promise<Instrument> {
+  const [trading, listing, meta] = await Promise.all([
+    tradingHistoryAt(engine, assetId, at, signal),
+    listingHistoryAt(engine, assetId, at, signal),
+    marketMetadata(engine, [assetId], signal),
+  ]);
+  const instrument = instrumentAt(assetId, at, trading, listing, meta.get(assetId));
+  if (!instrument) throw notFound(`No market data or metadata for asset ${assetId}.`);
+  return instrument;
 }

@@ -17,7 +17,7 @@ const marketsQuery = z.object({
 
 const dayCount = () => z.number().int().optional();
 
-const MarketEntry = z
+export const MarketEntrySchema = z
   .object({
     market: z.string(),
     asset_id: z.string(),
@@ -48,7 +48,7 @@ const marketsRoute = createRoute({
   responses: {
     200: successResponse(
       'One page of tokens, by total_ticks desc then asset_id asc',
-      z.array(MarketEntry),
+      z.array(MarketEntrySchema),
       z.object({
         count: z.number().int(),
         offset: z.number().int(),

@@ -15,9 +15,9 @@ import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js
 import { assetIdParam, enumParam, intParam, orderedRange, positiveNumberParam, timeParam } from '../http/params.js';
 import { exchangeSnapshots, pricesHistory } from '../queries/orderbook.js';
 
-const LevelSchema = z.object({ price: z.number(), size: z.number() }).openapi('BookLevel');
+export const LevelSchema = z.object({ price: z.number(), size: z.number() }).openapi('BookLevel');
 
-const BookSchema = z
+export const BookSchema = z
   .object({
     market: z.string(),
     asset_id: z.string(),
@@ -30,7 +30,7 @@ const BookSchema = z
   })
   .openapi('OrderBook');
 
-const PriceSchema = z
+export const PriceSchema = z
   .object({
     asset_id: z.string(),
     timestamp: z.number().int(),
@@ -42,7 +42,7 @@ const PriceSchema = z
   })
   .openapi('Price');
 
-const ExecutionSchema = z
+export const ExecutionSchema = z
   .object({
     side: z.enum(['BUY', 'SELL']),
     requested_amount: z.number(),
@@ -168,7 +168,7 @@ const executionRoute = createRoute({
 });
 
 /** The 404 message of a book that does not exist at `at` (undefined = latest). */
-const bookMissing = (assetId: string, at: number | undefined) =>
+export const bookMissing = (assetId: string, at: number | undefined) =>
   at === undefined ? `No order book for asset ${assetId}.` : `No order book for asset ${assetId} at or before ${at}.`;
 
 /** An explicit instant with a stored event after it: before the ingest watermark (BookAt). */
@@ -186,6 +186,11 @@ export function bookData(assetId: string, { market, timestamp, book }: BookState
     bids: book.levels('bid', depth),
     asks: book.levels('ask', depth),
   };
+}
+
+/** `/v1/price` `data` (docs/API.md §4) of a state: the top of its book. */
+export function priceData(assetId: string, { timestamp, book }: BookState) {
+  return { asset_id: assetId, timestamp, datetime: datetimeText(timestamp), ...quoteOf(book) };
 }
 
 export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps, books: BookReader): void {
@@ -216,8 +221,7 @@ export function registerOrderbookRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps,
   app.openapi(priceRoute, async (c) => {
     const q = c.req.valid('query');
     const state = await booksInWindow(c, books, q.timestamp ?? null).get(q.asset_id, bookMissing(q.asset_id, q.timestamp));
-    const data = { asset_id: q.asset_id, timestamp: state.timestamp, datetime: datetimeText(state.timestamp), ...quoteOf(state.book) };
-    return okHistorical(c, data, isHistory(q.timestamp, state));
+    return okHistorical(c, priceData(q.asset_id, state), isHistory(q.timestamp, state));
   });
 
   app.openapi(pricesHistoryRoute, async (c) => {

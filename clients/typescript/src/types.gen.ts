@@ -403,6 +403,26 @@ export type Instrument = {
     as_of: number;
 };
 
+export type McpResponse = {
+    jsonrpc: '2.0';
+    [key: string]: unknown | '2.0';
+};
+
+/**
+ * One JSON-RPC 2.0 message of the MCP protocol (a request, a notification or a response); no batches
+ */
+export type McpMessage = {
+    jsonrpc: '2.0';
+    id?: string | number;
+    method?: string;
+    params?: {
+        [key: string]: unknown;
+    };
+    [key: string]: unknown | '2.0' | string | number | string | {
+        [key: string]: unknown;
+    } | undefined;
+};
+
 export type GetHealthData = {
     body?: never;
     path?: never;
@@ -2201,3 +2221,48 @@ export type GetInstrumentResponses = {
 };
 
 export type GetInstrumentResponse = GetInstrumentResponses[keyof GetInstrumentResponses];
+
+export type McpData = {
+    body: McpMessage;
+    path?: never;
+    query?: never;
+    url: '/mcp';
+};
+
+export type McpErrors = {
+    /**
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
+     */
+    400: Error;
+    /**
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
+     */
+    401: Error;
+    /**
+     * payload_too_large: request body over 16 KiB
+     */
+    413: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     */
+    503: Error;
+};
+
+export type McpError = McpErrors[keyof McpErrors];
+
+export type McpResponses = {
+    /**
+     * The JSON-RPC response (X-RateLimit-* when a tool call was counted)
+     */
+    200: McpResponse;
+    /**
+     * A notification or a response was accepted; no body
+     */
+    202: unknown;
+};
+
+export type McpResponse2 = McpResponses[keyof McpResponses];
