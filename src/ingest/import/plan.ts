@@ -53,6 +53,14 @@ export interface ImportPlan {
   problems: ImportProblem[];
 }
 
+/** Which files of a directory an import takes (a README or checksum file next to the data is not input). */
+const DIRECTORY_FILES: Record<ImportFormat, (name: string) => boolean> = {
+  frames: (n) => /\.(jsonl|ndjson|json|txt|log)(\.gz|\.zst)?$/.test(n),
+  recorder: (n) => /\.jsonl(\.gz|\.zst)?$/.test(n),
+  pmxt: (n) => n.endsWith('.parquet'),
+  tardis: (n) => /\.csv(\.gz|\.zst)?$/.test(n),
+};
+
 export interface PlanOptions {
   from?: number;
   to?: number;
@@ -76,7 +84,7 @@ async function fingerprint(path: string): Promise<string> {
 }
 
 export async function planImport(format: ImportFormat, inputs: readonly string[], opts: PlanOptions = {}): Promise<ImportPlan> {
-  const files = await expandInputs(inputs);
+  const files = await expandInputs(inputs, DIRECTORY_FILES[format]);
   const problems: ImportProblem[] = [];
   const units: ImportUnit[] = [];
   const inRange = (t: number) => (opts.from === undefined || t >= opts.from) && (opts.to === undefined || t < opts.to);

@@ -11,8 +11,11 @@ import { Decompress } from 'fzstd';
  * as a stream of decompressed chunks.
  */
 
-/** The files the arguments name, sorted by path within each argument, each once. */
-export async function expandInputs(inputs: readonly string[]): Promise<string[]> {
+/**
+ * The files the arguments name, sorted by path within each argument, each once; `keep` chooses among
+ * the files found in a directory (a file named outright is always taken).
+ */
+export async function expandInputs(inputs: readonly string[], keep: (name: string) => boolean = () => true): Promise<string[]> {
   const out: string[] = [];
   for (const input of inputs) {
     const name = basename(input);
@@ -23,7 +26,7 @@ export async function expandInputs(inputs: readonly string[]): Promise<string[]>
       if (names.length === 0) throw new Error(`${input}: no file matches`);
       out.push(...names.map((n) => join(dir, n)));
     } else if ((await stat(input).catch(() => null))?.isDirectory()) {
-      out.push(...(await walk(input)));
+      out.push(...(await walk(input)).filter((f) => keep(basename(f))));
     } else {
       await stat(input).catch(() => {
         throw new Error(`cannot read ${input}`);
