@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { missingLines, missingSpans, spanLines } from './coverage-lines.js';
 import { frameFileSourceId } from '../frame-files.js';
+import { missingLines, missingSpans, spanLines } from './coverage-lines.js';
 import { frameLines, plainLines } from './frames.js';
 import { openPmxt, pmxtHour, pmxtLines } from './pmxt.js';
 import type { ImportProblem } from './problems.js';
@@ -115,7 +115,8 @@ export async function planImport(format: ImportFormat, inputs: readonly string[]
         problems.push({ file: path, where: '', message: (err as Error).message });
         continue;
       }
-      if (hour === null) problems.push({ file: path, where: '', message: 'not named polymarket_orderbook_YYYY-MM-DDTHH.parquet: imported without coverage records' });
+      if (hour === null)
+        problems.push({ file: path, where: '', message: 'not named polymarket_orderbook_YYYY-MM-DDTHH.parquet: imported without coverage records' });
       const sourceId = `pmxt-${await fingerprint(path)}`;
       const { size } = await stat(path);
       const span: [number, number] | undefined = hour === null ? undefined : [hour, hour + HOUR];
@@ -145,7 +146,11 @@ export async function planImport(format: ImportFormat, inputs: readonly string[]
   for (const path of files) {
     const name = tardisName(path);
     if (!name) {
-      problems.push({ file: path, where: '', message: 'not named {exchange}_{incremental_book_L2|trades}_{YYYY-MM-DD}_{symbol}.csv[.gz] (tardis-dev download name)' });
+      problems.push({
+        file: path,
+        where: '',
+        message: 'not named {exchange}_{incremental_book_L2|trades}_{YYYY-MM-DD}_{symbol}.csv[.gz] (tardis-dev download name)',
+      });
       continue;
     }
     if (!inRange(name.day)) continue;

@@ -139,7 +139,8 @@ export function summaryText(plan: ImportPlan, s: ImportSummary): string {
 
 export function dryRunText(plan: ImportPlan): string {
   const lines = [`Would import ${plan.units.length} unit(s) of ${plan.format} (nothing is written):`];
-  for (const u of plan.units) lines.push(`  ${u.label}: ${u.bytes} bytes${u.span ? `, covers ${new Date(u.span[0]).toISOString()} → ${new Date(u.span[1]).toISOString()}` : ''}`);
+  for (const u of plan.units)
+    lines.push(`  ${u.label}: ${u.bytes} bytes${u.span ? `, covers ${new Date(u.span[0]).toISOString()} → ${new Date(u.span[1]).toISOString()}` : ''}`);
   for (const [a, b] of plan.missing) lines.push(`  missing ${new Date(a).toISOString()} → ${new Date(b).toISOString()}: a source_missing gap`);
   for (const p of plan.problems) lines.push(`  problem ${problemText(p)}`);
   return lines.join('\n');

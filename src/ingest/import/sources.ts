@@ -20,7 +20,12 @@ export async function expandInputs(inputs: readonly string[], keep: (name: strin
   for (const input of inputs) {
     const name = basename(input);
     if (/[*?]/.test(name)) {
-      const pattern = new RegExp(`^${name.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+      const pattern = new RegExp(
+        `^${name
+          .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+          .replace(/\*/g, '.*')
+          .replace(/\?/g, '.')}$`,
+      );
       const dir = dirname(input);
       const names = (await readdir(dir)).filter((n) => pattern.test(n)).sort();
       if (names.length === 0) throw new Error(`${input}: no file matches`);
