@@ -7,6 +7,7 @@ import { planImport } from '../src/ingest/import/plan.js';
 import { runImport } from '../src/ingest/import/run.js';
 import { type DataApp, startDataApp } from './support/data-app.js';
 import { fixturePath } from './support/fixtures.js';
+import { tableHashes as hashesOf } from './support/table-hashes.js';
 import { json } from './support/ticks-fixture.js';
 
 /**
@@ -306,25 +307,6 @@ describe('bad input', () => {
   });
 });
 
-/**
- * count and an order-independent sum of row hashes per table: equal only for equal multisets of rows.
- * markets (ReplacingMergeTree) and the ticks_1d rollup are read merged, so a background merge changes nothing.
- */
-export const HASHED: Record<string, string> = {
-  ticks: 'ticks',
-  book_snapshots: 'book_snapshots',
-  market_events: 'market_events',
-  book_checks: 'book_checks',
-  capture_events: 'capture_events',
-  markets: '(SELECT DISTINCT * FROM markets)',
-  ticks_1d: '(SELECT asset_id, day, sum(ticks) FROM ticks_1d GROUP BY asset_id, day)',
-};
-
 async function tableHashes(): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  for (const [name, from] of Object.entries(HASHED)) {
-    const [r] = await t.te.engine.rows<{ n: string; h: string }>(`SELECT toString(count()) AS n, toString(sum(cityHash64(*))) AS h FROM ${from}`);
-    out[name] = `${r.n}:${r.h}`;
-  }
-  return out;
+  return hashesOf(t.te.engine);
 }
