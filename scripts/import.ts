@@ -13,7 +13,7 @@ import { errorText } from '../src/log.js';
 const USAGE = `Usage: npm run import -- <format> <files | dir | glob>… [--assets <id,…>] [--from <time>] [--to <time>]
                          [--markets <gamma.json>] [--dry-run]
 
-Imports public archives into the configured store (docs/INGEST.md §7), through the normalizer the
+Imports public archives into the configured store (docs/INGEST.md §6), through the normalizer the
 live recorder uses. Formats:
   frames    one market-channel frame per line, optionally after its receive time (§3); plain, gzip or zstd
   recorder  the recorder's archive (as \`npm run ingest -- replay\`)
@@ -98,10 +98,10 @@ await runCli(async () => {
       assets: args.assets,
       markets: args.markets,
       onProblem: (p) => process.stderr.write(`import: ${problemText(p)}\n`),
-      onProgress: (p) =>
-        console.log(
-          `  files ${p.unitsDone}/${p.units}, ${p.rows} rows, ${p.rowsPerSecond} rows/s, ETA ${p.etaSeconds === null ? '?' : `${p.etaSeconds} s`}, ${(p.elapsedMs / 1000).toFixed(1)} s`,
-        ),
+      onProgress: (p) => {
+        const eta = p.etaSeconds === null ? '?' : `${p.etaSeconds} s`;
+        console.log(`  files ${p.unitsDone}/${p.units}, ${p.rows} rows, ${p.rowsPerSecond} rows/s, ETA ${eta}, ${(p.elapsedMs / 1000).toFixed(1)} s`);
+      },
     });
     console.log(summaryText(plan, summary));
     failed = summary.problems > 0;

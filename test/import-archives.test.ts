@@ -11,7 +11,7 @@ import { tableHashes as hashesOf } from './support/table-hashes.js';
 import { json } from './support/ticks-fixture.js';
 
 /**
- * `npm run import` (docs/INGEST.md §7) on the archive fixtures (test/fixtures/archives/): the books a
+ * `npm run import` (docs/INGEST.md §6) on the archive fixtures (test/fixtures/archives/): the books a
  * pmxt file gives equal an independent reconstruction from the file as ClickHouse's own Parquet
  * reader sees it; the missing hour is a source_missing gap; Tardis CSV and receive-stamped frames
  * make the rows their frames make; bad input is named with file and line or row group.
@@ -288,7 +288,13 @@ describe('bad input', () => {
 
     const csvDir = join(bad, 'csv');
     execFileSync('mkdir', ['-p', csvDir]);
-    const csv = `${['exchange,symbol,timestamp,local_timestamp,id,side,price,amount', `polymarket,${YES},1000,2000,,buy,0.5,1`, `polymarket,${YES},1000,x,,buy,0.5,1`, `polymarket,${YES},3000,4000,,sideways,0.5,1`].join('\n')}\n`;
+    const csvLines = [
+      'exchange,symbol,timestamp,local_timestamp,id,side,price,amount',
+      `polymarket,${YES},1000,2000,,buy,0.5,1`,
+      `polymarket,${YES},1000,x,,buy,0.5,1`,
+      `polymarket,${YES},3000,4000,,sideways,0.5,1`,
+    ];
+    const csv = `${csvLines.join('\n')}\n`;
     writeFileSync(join(csvDir, `polymarket_trades_2026-05-04_${YES}.csv`), csv);
     // A gzip file cut short.
     const gz = readFileSync(fixturePath(`archives/tardis/polymarket_incremental_book_L2_2026-05-02_${YES}.csv.gz`));

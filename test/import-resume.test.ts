@@ -9,7 +9,7 @@ import { receiveTimePrefix } from '../src/ingest/receive-time.js';
 import { generateFrames } from './support/book-frames.js';
 
 /**
- * docs/INGEST.md §7.5: an import killed with SIGKILL halfway and run again leaves every table exactly
+ * docs/INGEST.md §6.5: an import killed with SIGKILL halfway and run again leaves every table exactly
  * as one clean import (row multisets compared by hash), and so does importing the same file twice.
  * Everything runs in child processes: `npm run import` as an operator runs it, and the hashing
  * script, each on its own data directory.

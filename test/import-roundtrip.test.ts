@@ -12,7 +12,7 @@ import { type DataApp, startDataApp } from './support/data-app.js';
 import { json } from './support/ticks-fixture.js';
 
 /**
- * The frames round trip of docs/INGEST.md §7.1: a capture stored the way the recorder stores it (frames
+ * The frames round trip of docs/INGEST.md §6.1: a capture stored the way the recorder stores it (frames
  * stamped on arrival), exported as the recorder's frame archive, imported into an emptied store with
  * `import frames`: /v1/orderbook at 500 instants and /v1/ticks of the whole stream answer the same.
  * One chDB directory per process, so "a fresh instance" is the same store with every table truncated.

@@ -64,7 +64,8 @@ try {
     await pipeline(
       engine.stream(
         `SELECT concat('polymarket,', asset_id, ',', toString(toUnixTimestamp64Milli(t) * 1000), ',', toString(toUnixTimestamp64Micro(local_t)), ',,',
-                       lower(toString(book_side)), ',', toString(price), ',', toString(size)) FROM ticks WHERE event = 'last_trade_price' ORDER BY local_t, seq`,
+                       lower(toString(book_side)), ',', toString(price), ',', toString(size))
+         FROM ticks WHERE event = 'last_trade_price' ORDER BY local_t, seq`,
         'TSVRaw',
       ),
       createWriteStream(trades),
@@ -89,7 +90,8 @@ try {
   // beforehand, inserted by the engine alone in batches of the writer's default size.
   const text = (
     await engine.rows<{ line: string }>(
-      "SELECT formatRow('JSONEachRow', asset_id, t, seq + 1 AS seq, event, side, best_bid, best_ask, price, size, market, local_t) AS line FROM ticks ORDER BY " +
+      "SELECT formatRow('JSONEachRow', asset_id, t, seq + 1 AS seq, event, side, best_bid, best_ask, price, size, market, local_t) AS line " +
+        'FROM ticks ORDER BY ' +
         'asset_id, t, seq',
     )
   ).map((r) => r.line.trimEnd());

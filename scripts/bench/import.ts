@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { BenchRow } from './types.js';
 
 /**
- * `npm run import` (docs/INGEST.md §7): the demo generator's frames with receive times imported as
+ * `npm run import` (docs/INGEST.md §6): the demo generator's frames with receive times imported as
  * `frames`, and the same rows written by the engine as Tardis CSV and imported as `tardis`, each in a
  * child process (one chDB directory per process) from the first line read to the last row stored.
  * The baseline is the same engine inserting the same tick rows, already serialized, as JSONEachRow in
@@ -38,14 +38,16 @@ async function run(format: 'frames' | 'tardis'): Promise<ImportRun> {
   }
 }
 
+const n = (x: number) => Math.round(x).toLocaleString('en-US');
+
 function row(r: ImportRun, what: string): BenchRow {
   const events = r.events / r.seconds;
   const ticks = r.ticks / r.seconds;
   const raw = r.rawTicks / r.rawSeconds;
   return {
-    workload: `import ${what}: ${(r.bytes / 2 ** 20).toFixed(0)} MiB, ${r.events.toLocaleString('en-US')} events (${r.ticks.toLocaleString('en-US')} ticks), peak RSS ${r.maxRssMb} MB`,
-    service: `${Math.round(events).toLocaleString('en-US')} events/s, ${Math.round(ticks).toLocaleString('en-US')} ticks/s (${Math.round(r.rows / r.seconds).toLocaleString('en-US')} rows/s all tables)`,
-    engine: `${Math.round(raw).toLocaleString('en-US')} rows/s raw JSONEachRow inserts`,
+    workload: `import ${what}: ${(r.bytes / 2 ** 20).toFixed(0)} MiB, ${n(r.events)} events (${n(r.ticks)} ticks), ` + `peak RSS ${r.maxRssMb} MB`,
+    service: `${n(events)} events/s, ${n(ticks)} ticks/s (${n(r.rows / r.seconds)} rows/s all tables)`,
+    engine: `${n(raw)} rows/s raw JSONEachRow inserts`,
     ratio: (ticks / raw).toFixed(2),
   };
 }

@@ -134,7 +134,7 @@ export type CaptureKind = 'start' | 'stop' | 'subscribe' | 'open' | 'close' | 'r
  * - `close`: the socket's connection was lost (the run reconnects it);
  * - `resync`: the first exchange `book` of the asset after an `open` arrived on the socket;
  * - `source_missing` (asset_id ''): an imported archive has no file from here to the next `start` or
- *   this run's `stop` (docs/INGEST.md §7).
+ *   this run's `stop` (docs/INGEST.md §6).
  * Times are the recorder's wall clock (receipt), not exchange time.
  */
 export interface CaptureRow {

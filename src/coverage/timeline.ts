@@ -11,7 +11,7 @@ export interface RunRecord {
   t: number;
   seq: number;
   run: string;
-  /** `source_missing`: an imported archive has no file from here on (docs/INGEST.md §7); it begins a run like `start`. */
+  /** `source_missing`: an imported archive has no file from here on (docs/INGEST.md §6); it begins a run like `start`. */
   kind: 'start' | 'stop' | 'source_missing';
 }
 

@@ -1,7 +1,7 @@
 import { CAPTURE_EVENT_TYPE, type CaptureRecord, captureLine } from '../capture-record.js';
 
 /**
- * Capture records for imported archives (docs/INGEST.md §7.4), as archive lines the normalizer
+ * Capture records for imported archives (docs/INGEST.md §6.4), as archive lines the normalizer
  * stores like a recorder's: an archive file that covers [from, to) is a run of its own with every
  * asset seen in it live on socket 1; a span of the import range without a file is `source_missing`.
  */

@@ -4,7 +4,7 @@ import { isCaptureLine, recordLine, spanLines } from './coverage-lines.js';
 import { openDecompressed } from './sources.js';
 
 /**
- * Frame files (docs/INGEST.md §3, §7.1): one market-channel frame per line, optionally after its
+ * Frame files (docs/INGEST.md §3, §6.1): one market-channel frame per line, optionally after its
  * receive time, e.g. polydata5's captures or a Tardis data-feeds slice. Lines pass through as they
  * are, one for one, so the normalizer's malformed line numbers are the file's.
  *

@@ -10,7 +10,7 @@ import { expandInputs } from './sources.js';
 import { type TardisKind, tardisLines, tardisName } from './tardis.js';
 
 /**
- * What an import will read (docs/INGEST.md §7): the input files grouped into units — a frames file,
+ * What an import will read (docs/INGEST.md §6): the input files grouped into units — a frames file,
  * a pmxt hour, a Tardis day and symbol — each replayed under a source id derived from its bytes, so
  * a rerun (or a rerun after kill -9) sends the same batches with the same deduplication tokens.
  */

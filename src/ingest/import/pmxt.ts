@@ -5,7 +5,7 @@ import { receiveTimePrefix } from '../receive-time.js';
 import type { ImportProblem } from './problems.js';
 
 /**
- * The pmxt archive (docs/INGEST.md §7.2): hourly Parquet files `polymarket_orderbook_YYYY-MM-DDTHH.parquet`,
+ * The pmxt archive (docs/INGEST.md §6.2): hourly Parquet files `polymarket_orderbook_YYYY-MM-DDTHH.parquet`,
  * turned back into the market-channel frames they were recorded from, each line stamped with the
  * row's receive time, so the one normalizer makes the rows a live capture of them would have made.
  *
@@ -13,7 +13,7 @@ import type { ImportProblem } from './problems.js';
  * v1 (has `update_type` + `data`): `data` is pmxt's reshaped JSON of a book or one price change.
  */
 
-/** Rows decoded per read: a whole 1,048,576-row group at once peaks near 1 GB of RSS, 100k rows near 350 MB (§7.2). */
+/** Rows decoded per read: a whole 1,048,576-row group at once peaks near 1 GB of RSS, 100k rows near 350 MB (§6.2). */
 const SLICE_ROWS = 100_000;
 
 const V2_COLUMNS = new Set([
@@ -204,21 +204,27 @@ function v2Line(r: Record<string, unknown>, decimals: Map<string, number>): stri
       return `${head},"event_type":"book","asset_id":${asset},"bids":${levelsJson(r.bids, 'bids')},"asks":${levelsJson(r.asks, 'asks')}}`;
     case 'price_change': {
       const best = (c: string) => (d(c) === null ? '' : `,"${c}":"${d(c)}"`);
-      return `${head},"event_type":"price_change","price_changes":[{"asset_id":${asset},"price":${str(d('price'))},"size":${str(d('size'))},"side":${str(text(r.side))}${best('best_bid')}${best('best_ask')}}]}`;
+      const side = str(text(r.side));
+      const item = `{"asset_id":${asset},"price":${str(d('price'))},"size":${str(d('size'))},"side":${side}${best('best_bid')}${best('best_ask')}}`;
+      return `${head},"event_type":"price_change","price_changes":[${item}]}`;
     }
     case 'last_trade_price': {
       const fee = r.fee_rate_bps === null || r.fee_rate_bps === undefined ? '' : `,"fee_rate_bps":"${Number(r.fee_rate_bps)}"`;
       const hash = r.transaction_hash ? `,"transaction_hash":${str(text(r.transaction_hash))}` : '';
-      return `${head},"event_type":"last_trade_price","asset_id":${asset},"price":${str(d('price'))},"size":${str(d('size'))},"side":${str(text(r.side))}${fee}${hash}}`;
+      const trade = `"price":${str(d('price'))},"size":${str(d('size'))},"side":${str(text(r.side))}${fee}${hash}`;
+      return `${head},"event_type":"last_trade_price","asset_id":${asset},${trade}}`;
     }
     case 'tick_size_change':
-      return `${head},"event_type":"tick_size_change","asset_id":${asset},"old_tick_size":${str(d('old_tick_size'))},"new_tick_size":${str(d('new_tick_size'))}}`;
+      return (
+        `${head},"event_type":"tick_size_change","asset_id":${asset},"old_tick_size":${str(d('old_tick_size'))},` +
+        `"new_tick_size":${str(d('new_tick_size'))}}`
+      );
     default:
       throw new Error(`event_type ${JSON.stringify(r.event_type)} is none pmxt writes`);
   }
 }
 
-/** A v1 row: `received` = timestamp_received, event time = timestamp_created_at (docs/INGEST.md §7.2). */
+/** A v1 row: `received` = timestamp_received, event time = timestamp_created_at (docs/INGEST.md §6.2). */
 function v1Line(r: Record<string, unknown>): string | null {
   const received = ms(r.timestamp_received, 'timestamp_received');
   const t = ms(r.timestamp_created_at, 'timestamp_created_at');
@@ -238,7 +244,8 @@ function v1Line(r: Record<string, unknown>): string | null {
     const best = (c: string) => (data[c] === undefined || data[c] === null ? '' : `,"${c}":${str(String(data[c]))}`);
     const price = data.change_price === undefined ? null : String(data.change_price);
     const size = data.change_size === undefined ? null : String(data.change_size);
-    return `${head},"event_type":"price_change","price_changes":[{"asset_id":${asset},"price":${str(price)},"size":${str(size)},"side":${str(side)}${best('best_bid')}${best('best_ask')}}]}`;
+    const item = `{"asset_id":${asset},"price":${str(price)},"size":${str(size)},"side":${str(side)}${best('best_bid')}${best('best_ask')}}`;
+    return `${head},"event_type":"price_change","price_changes":[${item}]}`;
   }
   throw new Error(`update_type ${JSON.stringify(r.update_type)} is none pmxt v1 writes`);
 }

@@ -6,7 +6,7 @@ import type { ImportPlan, ImportUnit } from './plan.js';
 import { type ImportProblem, problemText } from './problems.js';
 
 /**
- * Runs an import plan (docs/INGEST.md §7): unit after unit through the one normalizer and batch
+ * Runs an import plan (docs/INGEST.md §6): unit after unit through the one normalizer and batch
  * writer (`replayLines`), exactly as the recorder's archive replays. A unit that fails to read is
  * reported with its file and position; the units after it still run.
  */
@@ -123,7 +123,8 @@ export async function runImport(engine: Engine, plan: ImportPlan, opts: ImportOp
 export function summaryText(plan: ImportPlan, s: ImportSummary): string {
   const r = s.rows;
   const lines = [
-    `Imported ${s.units} unit(s) of ${plan.format} in ${(s.elapsedMs / 1000).toFixed(1)} s: ${s.events} events, ${Math.round(s.events / (s.elapsedMs / 1000))} events/s`,
+    `Imported ${s.units} unit(s) of ${plan.format} in ${(s.elapsedMs / 1000).toFixed(1)} s: ` +
+      `${s.events} events, ${Math.round(s.events / (s.elapsedMs / 1000))} events/s`,
     `  written  ticks ${r.ticks}, book_snapshots ${r.book_snapshots}, markets ${r.markets}, market_events ${r.market_events}, book_checks ${r.book_checks},` +
       ` capture_events ${r.capture_events} (batches stored by an earlier run are dropped by the engine)`,
   ];

@@ -6,7 +6,7 @@ import { createGunzip } from 'node:zlib';
 import { Decompress } from 'fzstd';
 
 /**
- * Input files of `npm run import` (docs/INGEST.md §7): paths, directories (walked, sorted) and globs
+ * Input files of `npm run import` (docs/INGEST.md §6): paths, directories (walked, sorted) and globs
  * (`*`, `?` in the last path segment; the shell usually expands them first), read plain, gzip or zstd
  * as a stream of decompressed chunks.
  */
@@ -81,7 +81,7 @@ export async function openDecompressed(path: string): Promise<{ chunks: AsyncIte
 
 /**
  * Streaming zstd: Node 20 has no zlib zstd and @toondepauw/node-zstd decodes whole buffers only;
- * fzstd decodes chunk by chunk in JS (docs/INGEST.md §7 gives the cost). A frame cut short is an error at the end.
+ * fzstd decodes chunk by chunk in JS (docs/INGEST.md §6 gives the cost). A frame cut short is an error at the end.
  */
 function zstdDecompressStream(): Transform {
   let out: Transform;

@@ -5,7 +5,7 @@ import type { ImportProblem } from './problems.js';
 import { openDecompressed } from './sources.js';
 
 /**
- * Tardis CSV (docs/INGEST.md §7.3; format: docs.tardis.dev "Downloadable CSV files"): a day's
+ * Tardis CSV (docs/INGEST.md §6.3; format: docs.tardis.dev "Downloadable CSV files"): a day's
  * `incremental_book_L2` and `trades` of one symbol (for Polymarket the asset id), merged by
  * `local_timestamp` and turned back into market-channel frames stamped with that receive time:
  * a run of snapshot rows is a `book`, a run of update rows a `price_change`, a trade a
