@@ -290,7 +290,7 @@ export type Coverage = {
     gaps: Array<{
         from: number;
         to: number;
-        reason: 'not_recording' | 'disconnected' | 'not_subscribed' | 'unknown';
+        reason: 'not_recording' | 'disconnected' | 'not_subscribed' | 'source_missing' | 'unknown';
     }>;
     reconnects: Array<{
         t: number;
@@ -380,7 +380,7 @@ export type Instrument = {
         status: 'history' | 'metadata' | 'default';
     };
     /**
-     * The instant answered for, Unix ms
+     * The instant answered for, Unix ms (a later timestamp than now + 1 minute answers as of then)
      */
     as_of: number;
 };
