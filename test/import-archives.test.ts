@@ -286,6 +286,14 @@ describe('bad input', () => {
     // Lines 1 and 3: two books, then a change of both assets.
     expect(fs.rows.ticks).toBe(4);
 
+    // A zstd file cut short: the frames decoded so far are not a clean import's last batch; the error names the file.
+    const zst = readFileSync(fixturePath('archives/frames/slice.jsonl.zst'));
+    const cut = join(bad, 'cut.jsonl.zst');
+    writeFileSync(cut, zst.subarray(0, zst.length - 40));
+    const zs = await runImport(t.te.engine, await planImport('frames', [cut]));
+    expect(zs.firstProblems).toEqual([{ file: cut, where: '', message: 'stopped: unexpected end of zstd data (truncated file)' }]);
+    expect(zs.failedUnits).toBe(1);
+
     const csvDir = join(bad, 'csv');
     execFileSync('mkdir', ['-p', csvDir]);
     const csvLines = [

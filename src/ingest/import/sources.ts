@@ -100,11 +100,13 @@ function zstdDecompressStream(): Transform {
       }
     },
     flush(cb) {
+      const truncated = new Error('unexpected end of zstd data (truncated file)');
       try {
         dec.push(new Uint8Array(0), true);
-        cb(ended ? null : new Error('unexpected end of zstd data (truncated file)'));
-      } catch (err) {
-        cb(err as Error);
+        cb(ended ? null : truncated);
+      } catch {
+        // fzstd's own words for a cut frame ("unexpected EOF") do not say which stream.
+        cb(truncated);
       }
     },
   });
