@@ -19,7 +19,7 @@ live recorder uses. Formats:
   recorder  the recorder's archive (as \`npm run ingest -- replay\`)
   pmxt      pmxt hourly Parquet (polymarket_orderbook_YYYY-MM-DDTHH.parquet, v1 or v2)
   tardis    Tardis CSV, incremental_book_L2 and trades of a day and symbol (tardis-dev file names)
---assets    only these asset ids
+--assets    only these asset ids (pmxt, tardis)
 --from/--to pmxt hours / Tardis days in [from, to) (ISO 8601 or Unix ms); hours (days) of the range
             without a file are source_missing gaps (default range: first to last file)
 --markets   a Gamma /markets answer: outcome labels, and condition ids for Tardis rows
@@ -68,6 +68,8 @@ async function parseCommandLine(): Promise<Args> {
     const to = timeArg('to', values.to);
     if (from !== undefined && to !== undefined && to <= from) throw new Error('--to must be after --from');
     const assets = values.assets ? new Set(values.assets.split(',').filter((a) => a !== '')) : undefined;
+    // A frame may name several assets: keeping some of its rows would not be the rows of a capture of them.
+    if (assets && (format === 'frames' || format === 'recorder')) throw new Error(`--assets applies to pmxt and tardis, not to ${format}`);
     const markets = values.markets ? await readGammaFile(values.markets) : undefined;
     return { format: format as ImportFormat, inputs, assets, from, to, markets, dryRun: values['dry-run'] ?? false };
   } catch (err) {
