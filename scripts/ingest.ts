@@ -10,8 +10,9 @@ import { errorText } from '../src/log.js';
 const USAGE = `Usage: npm run ingest -- replay <file> [--markets <gamma.json>]
 
 Replays a file of raw Polymarket market-channel frames (one frame per line, exactly as received;
-plain or gzip) into the configured store (docs/INGEST.md). --markets: a Gamma /markets answer (JSON
-array) for outcome labels and questions. Replaying the same file again adds nothing.`;
+plain, gzip or zstd) into the configured store (docs/INGEST.md). --markets: a Gamma /markets answer (JSON
+array) for outcome labels and questions. Replaying the same file again adds nothing. The same as
+\`npm run import -- recorder <file>\`, which also imports other archives (docs/INGEST.md §6).`;
 
 const args = await parseCommandLine();
 await runCli(() => replay(args.file, args.markets));

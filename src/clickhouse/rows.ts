@@ -124,7 +124,7 @@ export interface BookCheckRow {
   levels_differing: number;
 }
 
-export type CaptureKind = 'start' | 'stop' | 'subscribe' | 'open' | 'close' | 'resync';
+export type CaptureKind = 'start' | 'stop' | 'subscribe' | 'open' | 'close' | 'resync' | 'source_missing';
 
 /**
  * One lifecycle record of a recorder run (docs/TIME-MACHINE.md §4), per asset it concerns:
@@ -132,7 +132,9 @@ export type CaptureKind = 'start' | 'stop' | 'subscribe' | 'open' | 'close' | 'r
  * - `subscribe`: the run added the asset to socket `socket`;
  * - `open`: the asset is live on the socket (connected and subscribed, or subscribed on an open socket);
  * - `close`: the socket's connection was lost (the run reconnects it);
- * - `resync`: the first exchange `book` of the asset after an `open` arrived on the socket.
+ * - `resync`: the first exchange `book` of the asset after an `open` arrived on the socket;
+ * - `source_missing` (asset_id ''): an imported archive has no file from here to the next `start` or
+ *   this run's `stop` (docs/INGEST.md §6).
  * Times are the recorder's wall clock (receipt), not exchange time.
  */
 export interface CaptureRow {

@@ -4,14 +4,15 @@
  * when not, why. Pure: the query module reads the records, this decides what they mean.
  */
 
-export type GapReason = 'not_recording' | 'disconnected' | 'not_subscribed' | 'unknown';
+export type GapReason = 'not_recording' | 'disconnected' | 'not_subscribed' | 'source_missing' | 'unknown';
 export type CoverageState = 'captured' | GapReason;
 
 export interface RunRecord {
   t: number;
   seq: number;
   run: string;
-  kind: 'start' | 'stop';
+  /** `source_missing`: an imported archive has no file from here on (docs/INGEST.md §6); it begins a run like `start`. */
+  kind: 'start' | 'stop' | 'source_missing';
 }
 
 export interface AssetRecord {
@@ -43,6 +44,8 @@ interface RunState {
   lost: boolean;
   /** The reconnect per socket still waiting for its first book. */
   awaitingBook: Map<number, Reconnect>;
+  /** A span an imported archive lacks, not a recorder run. */
+  missing: boolean;
 }
 
 /**
@@ -53,7 +56,9 @@ interface RunState {
  * - An asset without any capture record is `unknown` throughout: its data came from other files.
  * - Otherwise, at each instant: `captured` when live on a socket of an active run; else
  *   `disconnected` when an active run had subscribed it (its socket is reconnecting);
- *   `not_subscribed` when a run was active without it; `unknown` before the first run ever started;
+ *   `not_subscribed` when a run was active without it; `source_missing` inside a span an imported
+ *   archive lacks (a `source_missing` record until the next start or its stop); `unknown` before the
+ *   first run ever started;
  *   `not_recording` otherwise.
  * - Runs are taken to be sequential: a run that never recorded its `stop` (a crash) ended when the
  *   next run started. Repeated records (the same archive replayed over a live recording) change
@@ -68,19 +73,20 @@ export function timeline(
 ): { segments: Segment[]; reconnects: Reconnect[] } {
   if (to <= from) return { segments: [], reconnects: [] };
   if (!hasRecords) return { segments: [{ from, to, state: 'unknown' }], reconnects: [] };
-  const firstStart = runs.find((r) => r.kind === 'start')?.t ?? Infinity;
+  const firstStart = runs.find((r) => r.kind !== 'stop')?.t ?? Infinity;
   const active = new Map<string, RunState>();
   const reconnects: Reconnect[] = [];
   const segments: Segment[] = [];
   const runOf = (run: string) => {
     let s = active.get(run);
-    if (!s) active.set(run, (s = { subscribed: false, live: new Set(), lost: false, awaitingBook: new Map() }));
+    if (!s) active.set(run, (s = { subscribed: false, live: new Set(), lost: false, awaitingBook: new Map(), missing: false }));
     return s;
   };
   const state = (t: number): CoverageState => {
     const all = [...active.values()];
     if (all.some((r) => r.live.size > 0)) return 'captured';
     if (all.some((r) => r.subscribed)) return 'disconnected';
+    if (all.some((r) => r.missing)) return 'source_missing';
     if (all.length > 0) return 'not_subscribed';
     return t < firstStart ? 'unknown' : 'not_recording';
   };
@@ -99,9 +105,9 @@ export function timeline(
 
   for (const e of mergeByTime(runs, records)) {
     advance(e.t);
-    if (e.kind === 'start') {
+    if (e.kind === 'start' || e.kind === 'source_missing') {
       for (const run of active.keys()) if (run !== e.run) active.delete(run);
-      runOf(e.run);
+      runOf(e.run).missing = e.kind === 'source_missing';
     } else if (e.kind === 'stop') {
       active.delete(e.run);
     } else {

@@ -12,6 +12,7 @@ const REASONS = {
   not_recording: 'recorder not running',
   disconnected: 'socket disconnected',
   not_subscribed: 'not subscribed yet',
+  source_missing: 'missing from the imported archive',
   unknown: 'no capture record',
 };
 

@@ -12,13 +12,16 @@ export interface CaptureRecord {
   /** Wall-clock time of the record, Unix ms. */
   t: number;
   run: string;
-  /** 1-based socket number within the run; 0 for `start` and `stop`. */
+  /** 1-based socket number within the run; 0 for run records (RUN_KINDS). */
   socket: number;
-  /** The assets it concerns; empty for `start` and `stop`. */
+  /** The assets it concerns; empty for run records. */
   assets: string[];
 }
 
-const KINDS: readonly CaptureKind[] = ['start', 'stop', 'subscribe', 'open', 'close', 'resync'];
+const KINDS: readonly CaptureKind[] = ['start', 'stop', 'subscribe', 'open', 'close', 'resync', 'source_missing'];
+
+/** Records of a whole run (or of a span an archive lacks): they name no asset. */
+export const RUN_KINDS: readonly CaptureKind[] = ['start', 'stop', 'source_missing'];
 
 export function captureLine(r: CaptureRecord): string {
   return JSON.stringify({ event_type: CAPTURE_EVENT_TYPE, kind: r.kind, t: r.t, run: r.run, socket: r.socket, assets: r.assets });
@@ -31,6 +34,6 @@ export function parseCaptureRecord(e: Record<string, unknown>): CaptureRecord | 
   if (typeof run !== 'string' || run === '' || !Number.isSafeInteger(socket) || (socket as number) < 0) return null;
   if (!Array.isArray(assets) || !assets.every((a) => typeof a === 'string' && a !== '')) return null;
   // Run records name no asset; every other record names at least one.
-  if ((kind === 'start' || kind === 'stop') !== (assets.length === 0)) return null;
+  if (RUN_KINDS.includes(kind as CaptureKind) !== (assets.length === 0)) return null;
   return { kind: kind as CaptureKind, t: t as number, run, socket: socket as number, assets: assets as string[] };
 }

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
-import { createGunzip } from 'node:zlib';
+import { readFile } from 'node:fs/promises';
 import type { CheckpointPolicy } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
 import { splitLines } from '../clickhouse/lines.js';
 import { type GammaMarket, parseGammaMarkets } from './gamma.js';
+import { openDecompressed } from './import/sources.js';
 import { fileSeq, Normalizer, type NormalizerStats } from './normalizer.js';
 import { BatchWriter, type WriterStats } from './writer.js';
 
@@ -54,15 +53,21 @@ export async function replayLines(engine: Engine, lines: AsyncIterable<string> |
   const every = opts.progressEveryMs ?? 2000;
   let nextProgress = started + every;
   const progress = () => ({ lines: normalizer.stats.lines, rowsWritten: totalRows(writer.stats), elapsedMs: performance.now() - started });
-  for await (const line of lines) {
-    normalizer.push(line);
-    const wait = writer.ready();
-    if (wait) await wait;
-    // Reading the clock on every line would cost more than the rest of a small line's work.
-    if (opts.onProgress && (normalizer.stats.lines & 1023) === 0 && performance.now() >= nextProgress) {
-      nextProgress = performance.now() + every;
-      opts.onProgress(progress());
+  try {
+    for await (const line of lines) {
+      normalizer.push(line);
+      const wait = writer.ready();
+      if (wait) await wait;
+      // Reading the clock on every line would cost more than the rest of a small line's work.
+      if (opts.onProgress && (normalizer.stats.lines & 1023) === 0 && performance.now() >= nextProgress) {
+        nextProgress = performance.now() + every;
+        opts.onProgress(progress());
+      }
     }
+  } catch (err) {
+    // A read error (truncated file): what was sealed is stored, the partial rest is not (BatchWriter.settle).
+    await writer.settle();
+    throw err;
   }
   await writer.flush();
   return { sourceId: opts.sourceId, normalizer: normalizer.stats, writer: writer.stats, invalidMarkets: gamma.invalid, elapsedMs: performance.now() - started };
@@ -79,13 +84,13 @@ export interface ReplayFileOptions {
 const ID_PREFIX_BYTES = 64 * 1024;
 
 /**
- * Replays a file of raw frames, plain or gzip (by `.gz` extension or magic bytes), streamed line by
+ * Replays a file of raw frames, plain, gzip or zstd (by magic bytes), streamed line by
  * line. The source id is a hash of the first 64 KiB of decompressed content, so the same file — under
  * any name, compressed or not — replays onto itself without adding rows.
  */
 export async function replayFile(engine: Engine, path: string, opts: ReplayFileOptions = {}): Promise<ReplaySummary> {
   const markets = opts.marketsFile ? await readGammaFile(opts.marketsFile) : undefined;
-  const chunks = (await isGzip(path)) ? createReadStream(path).pipe(createGunzip()) : createReadStream(path);
+  const { chunks } = await openDecompressed(path);
   const iterator = chunks[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const head: Buffer[] = [];
   let headBytes = 0;
@@ -104,6 +109,20 @@ export async function replayFile(engine: Engine, path: string, opts: ReplayFileO
   return replayLines(engine, splitLines(rest()), { sourceId, markets, batchRows: opts.batchRows, onProgress: opts.onProgress });
 }
 
+/** The source id `replayFile` gives a file (so `import recorder` and `ingest replay` of one file dedupe each other). */
+export async function frameFileSourceId(path: string): Promise<string> {
+  const { chunks, raw } = await openDecompressed(path);
+  const head: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of chunks) {
+    head.push(chunk);
+    bytes += chunk.length;
+    if (bytes >= ID_PREFIX_BYTES) break;
+  }
+  raw.destroy();
+  return `file-${createHash('sha256').update(Buffer.concat(head).subarray(0, ID_PREFIX_BYTES)).digest('hex').slice(0, 16)}`;
+}
+
 /** Reads a Gamma `/markets` answer; throws when it is not a JSON array. */
 export async function readGammaFile(path: string): Promise<GammaMarket[]> {
   const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
@@ -111,18 +130,6 @@ export async function readGammaFile(path: string): Promise<GammaMarket[]> {
   return parsed as GammaMarket[];
 }
 
-async function isGzip(path: string): Promise<boolean> {
-  if (path.endsWith('.gz')) return true;
-  const file = await open(path, 'r');
-  try {
-    const magic = Buffer.alloc(2);
-    const { bytesRead } = await file.read(magic, 0, 2, 0);
-    return bytesRead === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
-  } finally {
-    await file.close();
-  }
-}
-
-function totalRows(stats: WriterStats): number {
+export function totalRows(stats: WriterStats): number {
   return stats.rows.ticks + stats.rows.book_snapshots + stats.rows.markets + stats.rows.market_events;
 }

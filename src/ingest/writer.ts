@@ -216,6 +216,14 @@ export class BatchWriter implements RowSink {
     if (this.failure) throw this.failure;
   }
 
+  /**
+   * Waits for the batches already sealed, sending none of the buffered rows: after a failed read the
+   * partial last batches would differ from a clean import's and so escape deduplication on a rerun.
+   */
+  async settle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
   private add(table: LineTable, line: string): void {
     const buffer = this.lines[table];
     buffer.add(line);

@@ -23,7 +23,8 @@ ORDER BY t, seq`;
 const RECORDS_SQL = `SELECT asset_id, toUnixTimestamp64Milli(t) AS ms, seq, run, socket, toString(kind) AS kind
 FROM capture_events
 WHERE asset_id IN {assets:Array(String)}
-  AND t >= (SELECT max(t) FROM capture_events WHERE asset_id = '' AND kind = 'start' AND t <= fromUnixTimestamp64Milli({from:Int64}, 'UTC'))
+  AND t >= (SELECT max(t) FROM capture_events
+            WHERE asset_id = '' AND kind IN ('start', 'source_missing') AND t <= fromUnixTimestamp64Milli({from:Int64}, 'UTC'))
   AND t < fromUnixTimestamp64Milli({to:Int64}, 'UTC')
 ORDER BY asset_id, t, seq`;
 

@@ -19,7 +19,7 @@ const coverageQuery = orderedRange(
   'end',
 );
 
-const GAP_REASONS = ['not_recording', 'disconnected', 'not_subscribed', 'unknown'] as const;
+const GAP_REASONS = ['not_recording', 'disconnected', 'not_subscribed', 'source_missing', 'unknown'] as const;
 const Interval = { from: z.number().int(), to: z.number().int() };
 
 export const CoverageSchema = z

@@ -308,7 +308,7 @@ export type Coverage = {
     gaps: Array<{
         from: number;
         to: number;
-        reason: 'not_recording' | 'disconnected' | 'not_subscribed' | 'unknown';
+        reason: 'not_recording' | 'disconnected' | 'not_subscribed' | 'source_missing' | 'unknown';
     }>;
     reconnects: Array<{
         t: number;
