@@ -50,12 +50,12 @@ FROM book_snapshots;
 -- Rows stored before this migration. The views exist first, so no concurrent insert is missed; a
 -- row both copied here and seen by a view (or copied twice by a re-run of a migration cut short)
 -- is stored twice, which changes no reconstruction: the same level set twice, the same snapshot
--- twice.
-INSERT INTO book_events
+-- twice. Columns named: later migrations add columns (011: local_t) that take their defaults here.
+INSERT INTO book_events (asset_id, t, seq, kind, market, price, size, book_side, bids, asks)
 SELECT asset_id, t, seq, 'price_change', market, price, size, book_side, [], []
 FROM ticks
 WHERE event = 'price_change';
 
-INSERT INTO book_events
+INSERT INTO book_events (asset_id, t, seq, kind, market, price, size, book_side, bids, asks)
 SELECT asset_id, t, seq, if(is_checkpoint = 1, 'checkpoint', 'book'), market, 0, 0, '', bids, asks
 FROM book_snapshots;

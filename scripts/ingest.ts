@@ -74,10 +74,10 @@ function formatSummary(file: string, s: ReplaySummary): string {
     `Replayed ${file} (source ${s.sourceId}) in ${(s.elapsedMs / 1000).toFixed(1)} s`,
     `  lines      ${n.lines} (${n.frames} frames, ${n.captures} capture records, ${n.pongs} PONG)`,
     `  events     ${events || 'none'}`,
-    `  produced   ${n.ticks} ticks, ${n.snapshots} book snapshots, ${n.checkpoints} checkpoints, ${n.markets} market rows`,
-    `  written    ticks ${rows.ticks}, book_snapshots ${rows.book_snapshots}, markets ${rows.markets}, book_checks ${rows.book_checks},` +
-      ` capture_events ${rows.capture_events} (a batch stored by an earlier run is dropped by the engine)`,
-    `  skipped    ${n.skipped} (tick_size_change, best_bid_ask), unknown types ${n.unknown}`,
+    `  produced   ${n.ticks} ticks, ${n.snapshots} book snapshots, ${n.checkpoints} checkpoints, ${n.markets} market rows, ${n.marketEvents} market events`,
+    `  written    ticks ${rows.ticks}, book_snapshots ${rows.book_snapshots}, markets ${rows.markets}, market_events ${rows.market_events},` +
+      ` book_checks ${rows.book_checks}, capture_events ${rows.capture_events} (a batch stored by an earlier run is dropped by the engine)`,
+    `  skipped    unknown types ${n.unknown}`,
     `  malformed  ${malformed}`,
     ...(s.invalidMarkets > 0 ? [`  markets file: ${s.invalidMarkets} market objects without usable outcomes/clobTokenIds skipped`] : []),
   ].join('\n');

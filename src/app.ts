@@ -15,6 +15,7 @@ import { registerBillingRoutes } from './routes/billing.js';
 import { registerClobRoutes } from './routes/clob.js';
 import { registerCoverageRoutes } from './routes/coverage.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerInstrumentsRoutes } from './routes/instruments.js';
 import { registerMarketsRoutes } from './routes/markets.js';
 import { registerOhlcvRoutes } from './routes/ohlcv.js';
 import { registerOrderbookRoutes } from './routes/orderbook.js';
@@ -26,7 +27,16 @@ import { registerTicksRoutes } from './routes/ticks.js';
  * Paths whose every authenticated request counts toward the daily limit (docs/API.md §2). A Hono
  * pattern `/x/*` also matches `/x` itself, so listing both would run the middleware twice.
  */
-export const DATA_PATHS = ['/v1/orderbook/*', '/v1/ticks/*', '/v1/ohlcv', '/v1/price', '/v1/prices-history', '/v1/execution-price', '/v1/coverage'];
+export const DATA_PATHS = [
+  '/v1/orderbook/*',
+  '/v1/ticks/*',
+  '/v1/ohlcv',
+  '/v1/price',
+  '/v1/prices-history',
+  '/v1/execution-price',
+  '/v1/coverage',
+  '/v1/instruments',
+];
 /** The replay WebSocket's handshake: counted like DATA_PATHS, authenticated by header or `key`. */
 export const REPLAY_PATH = '/v1/replay/market';
 /** Authenticated but never counted. */
@@ -77,6 +87,7 @@ export function createApp(deps: AppDeps) {
   registerTicksRoutes(app, deps);
   registerOhlcvRoutes(app, deps);
   registerCoverageRoutes(app, deps);
+  registerInstrumentsRoutes(app, deps);
   registerDashboard(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'API key from POST /v1/register' });

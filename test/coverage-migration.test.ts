@@ -38,7 +38,8 @@ describe('migration 008 over existing data', () => {
       JSON.stringify({ asset_id: '11', t, seq, is_checkpoint, market: '0xm', bids: [{ price: 0.4, size: 1 }], asks: [{ price: 0.6, size: 1 }] });
     await engine.insertJsonEachRow('ticks', [tick(D1 + 1000, 1, 'book'), tick(D1 + 2000, 2, 'price_change'), tick(D1 + 86_400_000 + 5, 3, 'book')].join('\n'));
     await engine.insertJsonEachRow('book_snapshots', [snapshot(D1 + 1000, 1, 0), snapshot(D1 + 2000, 2, 1), snapshot(D1 + 86_400_000 + 5, 3, 0)].join('\n'));
-    expect(await runMigrations(engine)).toEqual(['008_coverage.sql', '009_market_trading_rules.sql', '010_book_writes.sql']);
+    // Later migrations run too; 008 and the two after it are what this store lacked first.
+    expect((await runMigrations(engine)).slice(0, 3)).toEqual(['008_coverage.sql', '009_market_trading_rules.sql', '010_book_writes.sql']);
     const checks = () =>
       engine.rows(
         `SELECT asset_id, toUnixTimestamp64Milli(t) AS ms, toString(verdict) AS verdict,` +

@@ -28,6 +28,8 @@ function replay(lines: Iterable<string>, tickOf: Map<string, number>) {
     changes: 0,
     trades: 0,
     removals: 0,
+    /** Market events, as `event_type asset`: they are no ticks. */
+    marketEvents: [] as string[],
     first: Infinity,
     last: 0,
     backwards: 0,
@@ -99,6 +101,15 @@ function replay(lines: Iterable<string>, tickOf: Map<string, number>) {
         stats.trades++;
         onGrid(e.asset_id, e.price);
         check(e.fee_rate_bps === '0' && (e.side === 'BUY' || e.side === 'SELL') && Number(e.size) > 0, `trade: ${line}`);
+      } else if (e.event_type === 'tick_size_change') {
+        check(e.old_tick_size === '0.01' && e.new_tick_size === '0.001' && tickOf.get(e.asset_id) === 0.001, `tick change: ${line}`);
+        stats.marketEvents.push(`tick_size_change ${e.asset_id}`);
+      } else if (e.event_type === 'market_resolved') {
+        check(
+          e.assets_ids.includes(e.winning_asset_id) && ['Up', 'Down'][e.assets_ids.indexOf(e.winning_asset_id)] === e.winning_outcome,
+          `resolution: ${line}`,
+        );
+        stats.marketEvents.push(`market_resolved ${e.market}`);
       } else throw new Error(`unexpected event ${e.event_type}`);
     }
   }
@@ -124,12 +135,15 @@ describe('generateDemo', () => {
     expect(other.slice(1, 50)).not.toEqual(a.slice(1, 50));
   });
 
+  // Issue 27 changed them on purpose: the first market's tick change (its books state 0.001 after it, its
+  // Gamma tick is 0.001) and three market-event frames; without those the frames hash as before
+  // (0309bab3…), nothing else moved.
   it("keeps the bytes of a seed's dataset: a change to the generator that alters the demo data shows here", () => {
     const frames = createHash('sha256');
     for (const line of demo.frames()) frames.update(`${line}\n`);
-    expect(frames.digest('hex')).toBe('0309bab35d8342cad4ef98899549825d3cf3bb4f7afec0df6c36fb5134be78b1');
+    expect(frames.digest('hex')).toBe('71657a04f75c1cf442d3a694098e161f32e07b485c8625cc1d8fd0f17376df52');
     expect(createHash('sha256').update(JSON.stringify(demo.gammaMarkets)).digest('hex')).toBe(
-      'd0f907abdb8b4895a893b22858e85fc8ec834fc3a140478970771fedf8e5d8ab',
+      'ccd84baad289d3bc4f1bfc0480c25ab2a04317010a75bc5a545fd15624256b1f',
     );
   });
 
@@ -171,6 +185,10 @@ describe('generateDemo', () => {
     expect(s.first).toBe(demo.startMs);
     expect(s.last).toBeLessThan(END);
     expect(s.last).toBeGreaterThan(END - 3_600_000);
+    // The first market's tick goes to 0.001 (both tokens), and the daily Up/Down resolves as the very last frame.
+    const [first, , , , , , upDown] = demo.gammaMarkets;
+    expect(s.marketEvents).toEqual([...JSON.parse(first.clobTokenIds).map((id: string) => `tick_size_change ${id}`), `market_resolved ${upDown.conditionId}`]);
+    expect(JSON.parse([...demo.frames()].at(-1)!)).toMatchObject({ event_type: 'market_resolved', market: upDown.conditionId, timestamp: String(END - 1) });
   });
 
   it('starts with a JSON array of books, bids ascending and asks descending, 10 to 41 levels a side', () => {
@@ -240,8 +258,16 @@ describe('seedDemo and npm run seed-demo', () => {
     const [crossed] = await te.engine.rows<{ n: string }>("SELECT count() AS n FROM ticks WHERE event = 'price_change' AND best_bid >= best_ask");
     expect(Number(crossed.n)).toBe(0);
 
+    const events = () =>
+      te.engine.rows<{ event: string; n: string }>('SELECT toString(event) AS event, count() AS n FROM market_events GROUP BY event ORDER BY event');
+    expect((await events()).map((r) => [r.event, Number(r.n)])).toEqual([
+      ['market_resolved', 2],
+      ['tick_size_change', 2],
+    ]);
+
     await seedDemo(te.engine, opts);
     expect(await count()).toBe(expected.ticks);
+    expect((await events()).map((r) => Number(r.n))).toEqual([2, 2]);
   });
 
   it('writes a frames file and Gamma markets file that `ingest replay` reads back', async () => {

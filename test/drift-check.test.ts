@@ -89,7 +89,10 @@ function driftStream(seed: number, frames: number, start: number): DriftStream {
 
 function checksOf(lines: readonly string[]): BookCheckRow[] {
   const checks: BookCheckRow[] = [];
-  const normalizer = new Normalizer({ tick() {}, snapshot() {}, market() {}, capture() {}, bookCheck: (r) => checks.push(r) }, { seq: fileSeq('drift') });
+  const normalizer = new Normalizer(
+    { tick() {}, snapshot() {}, market() {}, capture() {}, marketEvent() {}, bookCheck: (r) => checks.push(r) },
+    { seq: fileSeq('drift') },
+  );
   for (const line of lines) normalizer.push(line);
   return checks;
 }
@@ -164,6 +167,18 @@ describe('the drift check at ingest', () => {
     // 0.51, 0.52, 0.54, 0.55, 0.57, 0.58.
     const [third] = checksOf(lines.slice(0, 3)).slice(2);
     expect(third).toMatchObject({ t: 1766481547845, verdict: 'drifted', levels_differing: 11 });
+  });
+
+  it('market events between two books change no level: the book re-sent after them is verified (docs/INGEST.md §5)', () => {
+    const lines = readFileSync(fixturePath('polymarket/ws-frames.jsonl'), 'utf8').split('\n');
+    const [a] = JSON.parse(lines[0]);
+    const on = (e: object) => JSON.stringify({ ...e, asset_id: a.asset_id, market: a.market });
+    const events = [
+      on({ event_type: 'tick_size_change', old_tick_size: '0.01', new_tick_size: '0.001', timestamp: '1766481546500' }),
+      on({ event_type: 'best_bid_ask', best_bid: '0.49', best_ask: '0.5', spread: '0.01', timestamp: '1766481546501' }),
+    ];
+    const again = JSON.stringify({ ...a, timestamp: '1766481546502' });
+    expect(checksOf([JSON.stringify(a), ...events, again]).map((c) => c.verdict)).toEqual(['unchecked', 'verified']);
   });
 
   it('a book started by price_change alone is not checked: it may lack levels no event of the run set', () => {

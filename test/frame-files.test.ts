@@ -33,6 +33,7 @@ async function counts() {
       (SELECT count() FROM ticks) AS ticks,
       (SELECT count() FROM book_snapshots) AS book_snapshots,
       (SELECT count() FROM markets) AS markets,
+      (SELECT count() FROM market_events) AS market_events,
       (SELECT uniqExact(asset_id, bucket) FROM candles_1m) AS candles,
       (SELECT sum(volume) FROM candles_1m) AS candle_volume,
       (SELECT uniqExact(asset_id) FROM asset_stats) AS stat_assets,
@@ -47,15 +48,17 @@ async function counts() {
 describe('replaying the sample capture', () => {
   it('writes the rows docs/INGEST.md §2 derives, into every table', async () => {
     const summary = await replayFile(engine, FRAMES, { marketsFile: GAMMA });
-    expect(summary.writer.rows).toEqual({ ticks: 10, book_snapshots: 4, markets: 4, book_checks: 4, capture_events: 0 });
+    expect(summary.writer.rows).toEqual({ ticks: 10, book_snapshots: 4, markets: 4, book_checks: 4, capture_events: 0, market_events: 6 });
     expect(summary.normalizer.ticks).toBe(10);
-    expect(summary.normalizer.skipped).toBe(2);
+    expect(summary.normalizer.marketEvents).toBe(6);
     expect(summary.normalizer.malformed).toBe(0);
     expect(summary.sourceId).toMatch(/^file-[0-9a-f]{16}$/);
     expect(await counts()).toEqual({
       ticks: 10,
       book_snapshots: 4,
       markets: 4,
+      // new_market and market_resolved name 2 assets each, best_bid_ask and tick_size_change one
+      market_events: 6,
       // price_change ticks: A and B (same minute, different assets), E twice (different minutes), F
       candles: 5,
       candle_volume: 5,
@@ -156,7 +159,7 @@ describe('replaying the sample capture', () => {
     writeFileSync(other, gzipSync(`${lines.join('\r\n')}\r\n`));
     const summary = await replayFile(engine, other);
     expect(summary.normalizer.pongs).toBe(1);
-    expect(summary.writer.rows).toEqual({ ticks: 3, book_snapshots: 1, markets: 0, book_checks: 1, capture_events: 0 });
+    expect(summary.writer.rows).toEqual({ ticks: 3, book_snapshots: 1, markets: 0, book_checks: 1, capture_events: 0, market_events: 0 });
     const ticks = await engine.rows(`SELECT event, best_bid, best_ask FROM ticks WHERE asset_id = 'gz-asset' ORDER BY t, seq`);
     expect(ticks).toEqual([
       { event: 'book', best_bid: 0.4, best_ask: 0.6 },

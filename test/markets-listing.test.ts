@@ -35,6 +35,27 @@ function expectedEntries() {
         ...(m ? { question: m.question, slug: m.question.toLowerCase().replace(/\W+/g, '-') } : {}),
         // Replayed files carry no capture record: all 7 days unknown (docs/TIME-MACHINE.md §4).
         coverage: { unknown: 7 },
+        // The instrument now (docs/TIME-MACHINE.md §5): these streams hold no market event and their Gamma
+        // objects no trading rules, so the market comes from the ticks, the outcome from metadata, the rest
+        // are Polymarket's defaults.
+        outcome: m?.outcome ?? '',
+        tick_size: 0.01,
+        min_order_size: 5,
+        neg_risk: false,
+        fees: { enabled: null, taker_base_fee: null, maker_base_fee: null, rate: null, exponent: null, taker_only: null, rebate_rate: null },
+        status: 'open',
+        winner: null,
+        resolved_at: null,
+        source: {
+          market: 'history',
+          outcome: m ? 'metadata' : 'default',
+          question: m ? 'metadata' : 'default',
+          tick_size: 'default',
+          min_order_size: 'default',
+          neg_risk: 'default',
+          fees: 'default',
+          status: 'default',
+        },
       };
     })
     .sort((x, y) => y.total_ticks - x.total_ticks || (x.asset_id < y.asset_id ? -1 : x.asset_id > y.asset_id ? 1 : 0));

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { CheckpointPolicy, Level, OrderBook } from '../src/book/index.js';
-import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../src/clickhouse/rows.js';
+import type { BookCheckRow, CaptureRow, MarketEventRow, MarketRow, SnapshotRow, TickRow } from '../src/clickhouse/rows.js';
 import { parseGammaMarkets } from '../src/ingest/gamma.js';
 import { fileSeq, Normalizer } from '../src/ingest/normalizer.js';
+import { receiveTimeOf, receiveTimePrefix } from '../src/ingest/receive-time.js';
 import { fixturePath } from './support/fixtures.js';
 
 /** Levels as [price, size] pairs: the expectations below read as the wire's levels do. */
@@ -21,6 +22,7 @@ function run(lines: readonly string[], opts: { markets?: MarketRow[]; checkpoint
   const markets: MarketRow[] = [];
   const checks: BookCheckRow[] = [];
   const captures: CaptureRow[] = [];
+  const marketEvents: MarketEventRow[] = [];
   const normalizer = new Normalizer(
     {
       tick: (r) => ticks.push(r),
@@ -28,12 +30,13 @@ function run(lines: readonly string[], opts: { markets?: MarketRow[]; checkpoint
       market: (r) => markets.push(r),
       bookCheck: (r) => checks.push(r),
       capture: (r) => captures.push(r),
+      marketEvent: (r) => marketEvents.push(r),
     },
     { seq: fileSeq(opts.sourceId ?? 'test'), checkpoints: opts.checkpoints },
   );
   if (opts.markets) normalizer.addMarkets(opts.markets);
   for (const line of lines) normalizer.push(line);
-  return { ticks, snapshots, markets, checks, captures, stats: normalizer.stats, normalizer };
+  return { ticks, snapshots, markets, checks, captures, marketEvents, stats: normalizer.stats, normalizer };
 }
 
 /** seq of the `item`-th tick of line `line` under source id `sourceId`. */
@@ -142,7 +145,7 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
         market: M4,
       },
       // lines 5-8: new_market, market_resolved, best_bid_ask, tick_size_change: no ticks
-      // line 9: trade on an asset without a book
+      // line 9: trade on an asset without a book; its fee rate ("0") is kept, it carries no transaction hash
       {
         asset_id: D,
         t: 1750428146322,
@@ -155,6 +158,7 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
         size: 219.217767,
         book_side: 'BUY',
         market: M9,
+        fee_rate_bps: 0,
       },
       // line 10: price_change on assets without books; the items carry best bid/ask
       {
@@ -201,11 +205,15 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
   });
 
   it('stores every book event as an exchange snapshot with sorted levels', () => {
-    expect(snapshots.map((r) => [r.asset_id, r.t, r.seq, r.is_checkpoint, r.market, r.bids.length, r.asks.length])).toEqual([
-      [A, 1766481546487, seqOf(1, 0), 0, M1, 49, 50],
-      [B, 1766481546487, seqOf(1, 1), 0, M1, 50, 49],
-      [B, 1766481547845, seqOf(3, 0), 0, M1, 49, 50],
-      [C, 1786604072222, seqOf(4, 0), 0, M4, 7, 57],
+    expect(
+      snapshots.map((r) => [r.asset_id, r.t, r.seq, r.is_checkpoint, r.market, r.bids.length, r.asks.length, r.tick_size, r.last_trade_price, r.local_t]),
+    ).toEqual([
+      // The dump's books state a last trade price ("0.500") but no tick size; line 3 neither; line 4 both.
+      // No line carries a receive time.
+      [A, 1766481546487, seqOf(1, 0), 0, M1, 49, 50, undefined, 0.5, undefined],
+      [B, 1766481546487, seqOf(1, 1), 0, M1, 50, 49, undefined, 0.5, undefined],
+      [B, 1766481547845, seqOf(3, 0), 0, M1, 49, 50, undefined, undefined, undefined],
+      [C, 1786604072222, seqOf(4, 0), 0, M4, 7, 57, 0.01, 0.92, undefined],
     ]);
     expect(snapshots[0].bids.slice(0, 2)).toEqual([
       [0.49, 60],
@@ -247,6 +255,16 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
   });
 
   it('emits a market row per token from Gamma and from new_market', () => {
+    // gamma-markets.json: feesEnabled, takerBaseFee, makerBaseFee and feeSchedule {exponent, rate, takerOnly, rebateRate}.
+    const GAMMA_FEES = {
+      fees_enabled: true,
+      taker_base_fee: 1000,
+      maker_base_fee: 1000,
+      fee_rate: 0.04,
+      fee_exponent: 1,
+      fee_taker_only: true,
+      fee_rebate_rate: 0.25,
+    };
     const newsom = 'Will Gavin Newsom win the 2028 Democratic presidential nomination?';
     const newsomSlug = 'will-gavin-newsom-win-the-2028-democratic-presidential-nomination-568';
     const newsomMarket = '0x0f49db97f71c68b1e42a6d16e3de93d85dbf7d4148e3f018eb79e88554be9f75';
@@ -261,6 +279,7 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
         min_order_size: 5,
         tick_size: 0.001,
         neg_risk: true,
+        fees: GAMMA_FEES,
         updated_at: Date.parse('2026-06-14T11:04:26.005Z'),
       },
       {
@@ -272,6 +291,7 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
         min_order_size: 5,
         tick_size: 0.001,
         neg_risk: true,
+        fees: GAMMA_FEES,
         updated_at: Date.parse('2026-06-14T11:04:26.005Z'),
       },
       {
@@ -293,7 +313,7 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
     ]);
   });
 
-  it('counts frames, events per type, skipped and unknown', () => {
+  it('counts frames, events per type, market events and unknown', () => {
     expect(stats).toEqual({
       lines: 12, // the trailing newline leaves an empty last line
       frames: 11,
@@ -304,7 +324,7 @@ describe('the sample capture (ws-frames.jsonl + gamma-markets.json)', () => {
       snapshots: 4,
       checkpoints: 0,
       markets: 4,
-      skipped: 2,
+      marketEvents: 6,
       unknown: 0,
       malformed: 0,
       malformedLines: [],
@@ -605,5 +625,166 @@ describe('seq', () => {
     const seqs = ticks.map((r) => r.seq);
     expect(new Set(seqs).size).toBe(5001);
     expect(seqs.every((s, i) => i === 0 || s > seqs[i - 1])).toBe(true);
+  });
+});
+
+const extra = readFileSync(fixturePath('polymarket/market-events.jsonl'), 'utf8').split('\n').filter(Boolean);
+const NVDA_YES = '76043073756653678226373981964075571318267289248134717369284518995922789326425';
+const NVDA_NO = '31690934263385727664202099278545688007799199447969475608906331829650099442770';
+/** The rows list only what each event states: absent members are NULL / '' when stored. */
+const G = '0x0005c0d312de0be897668695bae9f32b624b4a1ae8b140c49f08447fcc74f442';
+const BBA = '85354956062430465315924116860125388538595433819574542752031640332592237464430';
+const TSC = '115474063863764126958837769719736461272619491980773624567012766320777398670353';
+const TSC_MARKET = '0xbacdf04bf7f22a670dc4fb408878ec56b76f9934599829455b9371693ba84b8b';
+
+describe('market events (docs/INGEST.md §2): tick_size_change, best_bid_ask, market_resolved, new_market', () => {
+  it('the sample capture: one row per asset each event names, its JSON kept as received, seq from the ticks’ counter', () => {
+    const { marketEvents } = run(frames);
+    expect(marketEvents).toEqual([
+      // line 5: new_market names two tokens; the 2025-12 event states its tick but no fees
+      { asset_id: NVDA_YES, t: 1766790415550, seq: seqOf(5, 0), event: 'new_market', market: NVDA, raw: frames[4], outcome: 'Yes', new_tick_size: 0.01 },
+      { asset_id: NVDA_NO, t: 1766790415550, seq: seqOf(5, 0), event: 'new_market', market: NVDA, raw: frames[4], outcome: 'No', new_tick_size: 0.01 },
+      // line 6: the same market resolves to Yes: a row per token, each naming the winner
+      ...[NVDA_YES, NVDA_NO].map((asset_id) => ({
+        asset_id,
+        t: 1766790415550,
+        seq: seqOf(6, 0),
+        event: 'market_resolved',
+        market: NVDA,
+        raw: frames[5],
+        winning_asset_id: NVDA_YES,
+        winning_outcome: 'Yes',
+      })),
+      // line 7: best_bid_ask
+      { asset_id: BBA, t: 1766789469958, seq: seqOf(7, 0), event: 'best_bid_ask', market: G, raw: frames[6], best_bid: 0.73, best_ask: 0.77, spread: 0.04 },
+      // line 8: the tick size change 0.01 → 0.001
+      {
+        asset_id: TSC,
+        t: 1739068041853,
+        seq: seqOf(8, 0),
+        event: 'tick_size_change',
+        market: TSC_MARKET,
+        raw: frames[7],
+        old_tick_size: 0.01,
+        new_tick_size: 0.001,
+      },
+    ]);
+  });
+
+  it('a new_market’s fee schedule (numbers as strings on the wire) and a trade’s fee rate and transaction hash', () => {
+    const { marketEvents, ticks, markets } = run(extra);
+    const [yes, no] = JSON.parse(extra[0]).assets_ids as string[];
+    const fees = { fees_enabled: true, taker_base_fee: 1000, fee_rate: 0.04, fee_exponent: 1, fee_taker_only: true, fee_rebate_rate: 0.25 };
+    const market = '0x9a5e2d0c1b7f4e3a8c6d5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281706';
+    expect(marketEvents).toEqual([
+      { asset_id: yes, t: 1766790415551, seq: seqOf(1, 0), event: 'new_market', market, raw: extra[0], outcome: 'Yes', new_tick_size: 0.01, fees },
+      { asset_id: no, t: 1766790415551, seq: seqOf(1, 0), event: 'new_market', market, raw: extra[0], outcome: 'No', new_tick_size: 0.01, fees },
+    ]);
+    // The market rows a new_market gives are the labels (metadata rows carry no fees: those are history).
+    expect(markets.map((m) => [m.asset_id, m.outcome, m.fees])).toEqual([
+      [yes, 'Yes', undefined],
+      [no, 'No', undefined],
+    ]);
+    expect(ticks).toEqual([
+      {
+        asset_id: yes,
+        t: 1766790416002,
+        seq: seqOf(2, 0),
+        event: 'last_trade_price',
+        side: 'YES',
+        best_bid: 0,
+        best_ask: 1,
+        price: 0.63,
+        size: 4.25,
+        book_side: 'SELL',
+        market,
+        fee_rate_bps: 17,
+        tx_hash: '0x3f9a1c2e5d7b8a60e4c2d1f0b9a8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a190',
+      },
+    ]);
+  });
+
+  it('an event inside an array frame keeps its own JSON (re-serialized: the frame holds others)', () => {
+    const resolved = JSON.parse(frames[5]);
+    const tick = JSON.parse(frames[7]);
+    const { marketEvents, stats } = run([JSON.stringify([tick, resolved])]);
+    expect(stats.malformed).toBe(0);
+    expect(marketEvents.map((r) => [r.event, r.raw, r.seq])).toEqual([
+      ['tick_size_change', JSON.stringify(tick), seqOf(1, 0)],
+      ['market_resolved', JSON.stringify(resolved), seqOf(1, 1)],
+      ['market_resolved', JSON.stringify(resolved), seqOf(1, 1)],
+    ]);
+  });
+
+  it('an event missing or mangling what it needs is malformed and stores nothing', () => {
+    const tsc = JSON.parse(frames[7]);
+    const bba = JSON.parse(frames[6]);
+    const nm = JSON.parse(extra[0]);
+    const { marketEvents, stats } = run([
+      JSON.stringify({ ...tsc, new_tick_size: undefined }), // 1: no new tick
+      JSON.stringify({ ...tsc, new_tick_size: '0' }), // 2: a tick of 0
+      JSON.stringify({ ...bba, best_bid: 'abc' }), // 3
+      JSON.stringify({ ...nm, fee_schedule: { ...nm.fee_schedule, rate: 'four' } }), // 4
+      JSON.stringify({ ...nm, fees_enabled: 'yes' }), // 5
+      JSON.stringify({ ...JSON.parse(frames[5]), assets_ids: undefined, winning_asset_id: undefined }), // 6: names no asset
+      JSON.stringify({ ...JSON.parse(extra[1]), fee_rate_bps: '70000' }), // 7: not a UInt16
+      JSON.stringify({ ...bba, best_bid: undefined, best_ask: undefined, spread: undefined }), // 8: fine, states nothing more
+    ]);
+    expect(stats.malformedLines).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(marketEvents.map((r) => [r.event, r.best_bid, r.best_ask])).toEqual([['best_bid_ask', undefined, undefined]]);
+  });
+});
+
+describe('receive time (docs/INGEST.md §3, §4)', () => {
+  const at = (prefix: string, line: string) => `${prefix} ${line}`;
+  it('a line prefixed with its receive time gives every row of the frame that local_t, in µs (the 7th decimal dropped)', () => {
+    const { ticks, snapshots, marketEvents, stats } = run([
+      at('2025-12-23T09:19:06.4931239Z', frames[0]),
+      frames[1],
+      at('2026-02-09T02:27:21.9000001Z', frames[7]),
+    ]);
+    expect(stats.malformed).toBe(0);
+    const us = Date.UTC(2025, 11, 23, 9, 19, 6) * 1000 + 493123;
+    expect(ticks.map((r) => [r.event, r.local_t])).toEqual([
+      ['book', us],
+      ['book', us],
+      ['price_change', undefined],
+      ['price_change', undefined],
+    ]);
+    expect(snapshots.map((r) => r.local_t)).toEqual([us, us]);
+    expect(marketEvents.map((r) => r.local_t)).toEqual([Date.UTC(2026, 1, 9, 2, 27, 21) * 1000 + 900000]);
+  });
+
+  it('the recorder’s stamp (push with receivedAt) does the same, and a line’s own prefix wins', () => {
+    const sink: TickRow[] = [];
+    const normalizer = new Normalizer(
+      { tick: (r) => sink.push(r), snapshot() {}, market() {}, bookCheck() {}, capture() {}, marketEvent() {} },
+      { seq: fileSeq('stamp') },
+    );
+    normalizer.push(frames[8], 1_750_428_146_322_777);
+    normalizer.push(at('2025-06-20T14:02:26.3229990Z', frames[8]), 5);
+    normalizer.push(frames[8]);
+    expect(sink.map((r) => r.local_t)).toEqual([1_750_428_146_322_777, 1_750_428_146_322_999, undefined]);
+  });
+
+  it('a prefix that is not exactly the 28-character form, or not a real instant, makes the line malformed', () => {
+    const { ticks, stats } = run([
+      at('2025-12-23T09:19:06.493123Z', frames[8]), // 6 decimals
+      at('2025-13-23T09:19:06.4931230Z', frames[8]), // month 13
+      at('2025-02-30T09:19:06.4931230Z', frames[8]), // 30 February
+      `2025-12-23T09:19:06.4931230Z${frames[8]}`, // no space
+      at('2025-12-23T09:19:06.4931230Z', frames[8]), // fine
+    ]);
+    expect(stats.malformedLines).toEqual([1, 2, 3, 4]);
+    expect(ticks.map((r) => r.local_t)).toEqual([Date.UTC(2025, 11, 23, 9, 19, 6) * 1000 + 493123]);
+  });
+
+  it('receiveTimePrefix writes what receiveTimeOf reads, for any µs', () => {
+    for (const us of [0, 1, 999_999, 1_766_481_546_487_123, 1_766_481_546_000_000, 4_102_444_799_999_999]) {
+      const prefix = receiveTimePrefix(us);
+      expect(prefix).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}0Z $/);
+      expect(receiveTimeOf(`${prefix}{}`)).toBe(us);
+    }
+    expect(receiveTimePrefix(1_766_481_546_487_123)).toBe('2025-12-23T09:19:06.4871230Z ');
   });
 });

@@ -23,16 +23,30 @@ const ASKS = [{ price: 0.52, size: 1e-7 }];
 
 let te: TestEngine;
 let bytes: Buffer;
-const params = { ids: ASSETS, markets: MARKETS, lo: T0, hi: T0 + 60_000, after_ms: T0 - 1, after_seq: 0, after_asset: '', cap: 100 };
+const params = {
+  ids: ASSETS,
+  markets: MARKETS,
+  lo: T0,
+  hi: T0 + 60_000,
+  after_ms: T0 - 1,
+  after_seq: 0,
+  after_asset: '',
+  market_events: ['tick_size_change', 'best_bid_ask', 'market_resolved', 'new_market'],
+  cap: 100,
+};
+/** A market event's raw JSON: multi-byte text, so its length is in bytes, not characters. */
+const TICK_RAW = '{"event_type":"tick_size_change","asset_id":"11","market":"0xm1","old_tick_size":"0.01","new_tick_size":"0.001","timestamp":"x","é":"€"}';
+const HASH = '0x4f0d1c8f5b0f8e3e7d2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e';
 
 /** The rows stored below, in (t, seq, asset) order, as ReplayRows. */
 const EXPECTED: ReplayRow[] = [
-  [T0 + 1, 1, 'book', '11', '0xm1', 0, 0, 0, 0, '', BIDS, ASKS],
-  [T0 + 1, 2, 'price_change', '11', '0xm1', 0.48, 0.52, 0.48, 10, 'BUY', [], []],
-  [T0 + 1, 2, 'price_change', '22', '0xother', 0.3, 0.31, 0.31, 0, 'SELL', [], []],
-  [T0 + 2, BIG_SEQ, 'last_trade_price', '22', '0xm2', 0, 0, 0.48000000000000004, 219.217767, 'SELL', [], []],
-  [T0 + 3, 3, 'last_trade_price', '11', '0xm1', 0, 0, 0.5, 3, '', [], []],
-  [T0 + 4, 4, 'book', '22', '0xm2', 0, 0, 0, 0, '', BIDS, []],
+  [T0 + 1, 1, 'book', '11', '0xm1', 0, 0, 0, 0, '', BIDS, ASKS, null, ''],
+  [T0 + 1, 2, 'price_change', '11', '0xm1', 0.48, 0.52, 0.48, 10, 'BUY', [], [], null, ''],
+  [T0 + 1, 2, 'price_change', '22', '0xother', 0.3, 0.31, 0.31, 0, 'SELL', [], [], null, ''],
+  [T0 + 2, BIG_SEQ, 'last_trade_price', '22', '0xm2', 0, 0, 0.48000000000000004, 219.217767, 'SELL', [], [], 65535, HASH],
+  [T0 + 2, BIG_SEQ + 1, 'tick_size_change', '11', '0xm1', 0, 0, 0, 0, '', [], [], null, TICK_RAW],
+  [T0 + 3, 3, 'last_trade_price', '11', '0xm1', 0, 0, 0.5, 3, '', [], [], 0, ''],
+  [T0 + 4, 4, 'book', '22', '0xm2', 0, 0, 0, 0, '', BIDS, [], null, ''],
 ];
 
 beforeAll(async () => {
@@ -43,9 +57,11 @@ beforeAll(async () => {
     asset_id: string,
     market: string,
     event: string,
-    v: { bb?: number; ba?: number; price?: number; size?: number; side?: string },
+    v: { bb?: number; ba?: number; price?: number; size?: number; side?: string; fee?: number; hash?: string },
   ) =>
     JSON.stringify({
+      fee_rate_bps: v.fee,
+      tx_hash: v.hash,
       asset_id,
       t,
       seq,
@@ -64,8 +80,8 @@ beforeAll(async () => {
       tick(T0 + 1, 1, '11', '0xm1', 'book', {}),
       tick(T0 + 1, 2, '11', '0xm1', 'price_change', { bb: 0.48, ba: 0.52, price: 0.48, size: 10, side: 'BUY' }),
       tick(T0 + 1, 2, '22', '0xother', 'price_change', { bb: 0.3, ba: 0.31, price: 0.31, size: 0, side: 'SELL' }),
-      tick(T0 + 2, BIG_SEQ, '22', '0xm2', 'last_trade_price', { price: 0.48000000000000004, size: 219.217767, side: 'SELL' }),
-      tick(T0 + 3, 3, '11', '0xm1', 'last_trade_price', { price: 0.5, size: 3 }),
+      tick(T0 + 2, BIG_SEQ, '22', '0xm2', 'last_trade_price', { price: 0.48000000000000004, size: 219.217767, side: 'SELL', fee: 65535, hash: HASH }),
+      tick(T0 + 3, 3, '11', '0xm1', 'last_trade_price', { price: 0.5, size: 3, fee: 0 }),
       tick(T0 + 4, 4, '22', '0xm2', 'book', {}),
       // Another asset, and a row after the window: not read.
       tick(T0 + 2, 5, '33', '0xm3', 'price_change', { price: 0.1, size: 1, side: 'BUY' }),
@@ -79,6 +95,14 @@ beforeAll(async () => {
     [snapshot(T0 + 1, 1, '11', '0xm1', 0, BIDS, ASKS), snapshot(T0 + 3, 3, '11', '0xm1', 1, BIDS, ASKS), snapshot(T0 + 4, 4, '22', '0xm2', 0, BIDS, [])].join(
       '\n',
     ),
+  );
+  await te.engine.insertJsonEachRow(
+    'market_events',
+    [
+      JSON.stringify({ asset_id: '11', t: T0 + 2, seq: BIG_SEQ + 1, event: 'tick_size_change', market: '0xm1', raw: TICK_RAW }),
+      // Another asset's: not read.
+      JSON.stringify({ asset_id: '33', t: T0 + 2, seq: 9, event: 'best_bid_ask', market: '0xm3', raw: '{}' }),
+    ].join('\n'),
   );
   const chunks: Buffer[] = [];
   for await (const chunk of te.engine.stream(PAGE_SQL, 'RowBinary', { params })) chunks.push(chunk as Buffer);
@@ -121,7 +145,7 @@ describe('replay page (RowBinary)', () => {
       },
     });
     const read = async () => {
-      for await (const page of replayPages(truncating, { assets: ASSETS, since: T0, to: T0 + 60_000 }, new AbortController().signal)) void page;
+      for await (const page of replayPages(truncating, { assets: ASSETS, since: T0, to: T0 + 60_000, custom: true }, new AbortController().signal)) void page;
     };
     await expect(read()).rejects.toThrow('replay read ended inside a row');
   });

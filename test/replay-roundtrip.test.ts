@@ -6,7 +6,7 @@ import { MarketFeed } from '../src/ingest/recorder/market-feed.js';
 import { type FrameStream, generateFrames } from './support/book-frames.js';
 import { fixturePath } from './support/fixtures.js';
 import { waitFor } from './support/recorder-harness.js';
-import { ReplayRecorder, storedMarkets, storedTicks } from './support/replay-recorder.js';
+import { type ComparedMarketEvent, ReplayRecorder, storedMarketEvents, storedMarkets, storedTicks } from './support/replay-recorder.js';
 import { type ReplayService, startReplayService } from './support/replay-service.js';
 
 /**
@@ -16,7 +16,20 @@ import { type ReplayService, startReplayService } from './support/replay-service
  * re-sent mid-stream, all three price_change generations), with subscriptions changed mid-replay.
  */
 const SAMPLE_LINES = readFileSync(fixturePath('polymarket/ws-frames.jsonl'), 'utf8').split('\n').filter(Boolean);
+/** A new_market with its fee schedule, and a trade with a fee rate and transaction hash. */
+const EXTRA_LINES = readFileSync(fixturePath('polymarket/market-events.jsonl'), 'utf8').split('\n').filter(Boolean);
 const GAMMA = JSON.parse(readFileSync(fixturePath('polymarket/gamma-markets.json'), 'utf8'));
+
+const CUSTOM_EVENTS = ['tick_size_change', 'best_bid_ask', 'market_resolved', 'new_market'];
+/** The markets of the generated segments (test/support/book-frames.ts). */
+const GENERATED = "('0xaaa1', '0xbbb2', '0xccc3')";
+
+/** Each asset's market events in arrival order: what the exactness rule compares (rows of one event differ only in their asset). */
+function byAsset(events: ComparedMarketEvent[]): Record<string, ComparedMarketEvent[]> {
+  const out: Record<string, ComparedMarketEvent[]> = {};
+  for (const e of events) (out[e.asset_id] ??= []).push(e);
+  return out;
+}
 
 /** Quiet stretch between the generated segments: 1.5 s of wall time at SPEED, for subscription changes. */
 const GAP = 1_500_000;
@@ -28,6 +41,7 @@ let segments: FrameStream[];
 beforeAll(async () => {
   svc = await startReplayService(Date.UTC(2030, 0, 1));
   await replayLines(svc.te.engine, SAMPLE_LINES, { sourceId: 'replay-roundtrip-sample', markets: GAMMA });
+  await replayLines(svc.te.engine, EXTRA_LINES, { sourceId: 'replay-roundtrip-extra' });
   // Three segments of the same assets, one source (so seq keeps arrival order); each opens with a
   // re-sent array of books.
   const a = generateFrames(1501, 300, 1_770_000_000_000);
@@ -65,7 +79,9 @@ async function recordWithFeed(query: Record<string, string | number>, assets: st
 describe('round trip through the recorder', () => {
   it('the real sample frames: every stored tick of the subscribed assets in (from, to], in order', async () => {
     const assets = (
-      await svc.te.engine.rows<{ a: string }>(`SELECT DISTINCT asset_id AS a FROM ticks WHERE market NOT IN ('0xaaa1', '0xbbb2', '0xccc3') ORDER BY a`)
+      await svc.te.engine.rows<{ a: string }>(
+        `SELECT DISTINCT asset_id AS a FROM ticks WHERE market NOT IN ('0xaaa1', '0xbbb2', '0xccc3') AND startsWith(market, '0x9a5e') = 0 ORDER BY a`,
+      )
     ).map((r) => r.a);
     expect(assets.length).toBe(6);
     const all = await storedTicks(svc.te.engine, Object.fromEntries(assets.map((a) => [a, [[0, Number.MAX_SAFE_INTEGER]]])));
@@ -107,6 +123,14 @@ describe('round trip through the recorder', () => {
     expect(rec.malformed).toBe(0);
     expect(rec.ticks.length).toBe(expected.length);
     expect(rec.ticks).toEqual(expected);
+    // The generated stream's best_bid_ask and tick_size_change events too (MarketFeed asks for custom features).
+    const events = await storedMarketEvents(
+      svc.te.engine,
+      { ...Object.fromEntries(first.map((x) => [x, [[from, to]]])), ...Object.fromEntries(later.map((x) => [x, [[a.end, to]]])) },
+      CUSTOM_EVENTS,
+    );
+    expect(events.length).toBeGreaterThan(10);
+    expect(byAsset(rec.marketEvents)).toEqual(byAsset(events));
     // Equal-ms bursts and items of both assets of a market in one message were exercised.
     expect(rec.frames.some((f) => f.includes('"price_changes"') && f.includes('"1001"') && f.includes('"1002"'))).toBe(true);
     const arrays = rec.frames.filter((f) => f.startsWith('['));
@@ -175,5 +199,61 @@ describe('round trip through the recorder', () => {
       bids: ob.bids.map((l: { price: number; size: number }) => ({ price: String(l.price), size: String(l.size) })).reverse(),
       asks: ob.asks.map((l: { price: number; size: number }) => ({ price: String(l.price), size: String(l.size) })).reverse(),
     });
+  }, 60_000);
+
+  it('every market event type and the trades’ fee rate and hash, with custom_feature_enabled: exactly the stored rows', async () => {
+    // Every asset of the two capture files: tick assets, and those only market events name.
+    const assets = (
+      await svc.te.engine.rows<{ a: string }>(
+        `SELECT DISTINCT a FROM (SELECT asset_id AS a, market FROM ticks UNION ALL SELECT asset_id AS a, toString(market) AS market FROM market_events)
+         WHERE market NOT IN ${GENERATED} ORDER BY a`,
+      )
+    ).map((r) => r.a);
+    expect(assets.length).toBe(12);
+    const windows = Object.fromEntries(assets.map((a) => [a, [[0, Number.MAX_SAFE_INTEGER]] as [number, number][]]));
+    const stored = await storedMarketEvents(svc.te.engine, windows, CUSTOM_EVENTS);
+    // new_market twice (2 tokens each), market_resolved (2), best_bid_ask, tick_size_change.
+    expect(stored.map((e) => e.event).sort()).toEqual([
+      'best_bid_ask',
+      'market_resolved',
+      'market_resolved',
+      'new_market',
+      'new_market',
+      'new_market',
+      'new_market',
+      'tick_size_change',
+    ]);
+    const times = [...(await storedTicks(svc.te.engine, windows)).map((k) => k.t), ...stored.map((e) => e.t as number)];
+    const [from, to] = [Math.min(...times) - 1, Math.max(...times)];
+    // MarketFeed subscribes as the recorder does: with custom_feature_enabled.
+    const rec = await recordWithFeed({ from, to, speed: 'max' }, assets);
+    expect(rec.malformed).toBe(0);
+    expect(rec.ticks).toEqual(await storedTicks(svc.te.engine, windows));
+    expect(rec.ticks.filter((k) => k.fee_rate_bps !== null).map((k) => [k.fee_rate_bps, k.tx_hash])).toEqual([
+      [0, ''],
+      [17, '0x3f9a1c2e5d7b8a60e4c2d1f0b9a8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a190'],
+    ]);
+    expect(byAsset(rec.marketEvents)).toEqual(byAsset(stored));
+    // Each event is sent once, exactly as it was received, however many assets it names.
+    const sent = rec.frames.filter((f) => /"event_type":"(new_market|market_resolved|best_bid_ask|tick_size_change)"/.test(f));
+    expect(sent.sort()).toEqual([...SAMPLE_LINES.slice(4, 8), EXTRA_LINES[0]].sort());
+  }, 60_000);
+
+  it('without custom_feature_enabled: tick_size_change only, as Polymarket sends', async () => {
+    const assets = (
+      await svc.te.engine.rows<{ a: string }>(`SELECT DISTINCT asset_id AS a FROM market_events WHERE market NOT IN ${GENERATED} ORDER BY a`)
+    ).map((r) => r.a);
+    const windows = Object.fromEntries(assets.map((a) => [a, [[0, Number.MAX_SAFE_INTEGER]] as [number, number][]]));
+    const rec = new ReplayRecorder(await storedMarkets(svc.te.engine));
+    const ws = new WebSocket(svc.replayUrl({ from: 1_700_000_000_000, to: 1_800_000_000_000, speed: 'max' }), {
+      headers: { authorization: `Bearer ${svc.key}` },
+    });
+    const closed = new Promise<[number, string]>((resolve) => ws.on('close', (code, reason) => resolve([code, reason.toString()])));
+    ws.on('open', () => ws.send(JSON.stringify({ assets_ids: assets, type: 'market' })));
+    ws.on('message', (data) => rec.push(data.toString()));
+    expect(await closed).toEqual([1000, 'replay complete']);
+    expect(rec.malformed).toBe(0);
+    expect(byAsset(rec.marketEvents)).toEqual(byAsset(await storedMarketEvents(svc.te.engine, windows, ['tick_size_change'])));
+    expect(rec.marketEvents.map((e) => e.event)).toEqual(['tick_size_change']);
   }, 60_000);
 });

@@ -190,7 +190,15 @@ describe('GET /v1/ticks validation and access', () => {
   it('documents the five endpoints in /v1/openapi.json', async () => {
     const doc = await json(await t.app.request('/v1/openapi.json'));
     for (const path of ['/v1/ticks', '/v1/ticks/export', '/v1/ohlcv', '/v1/markets', '/v1/markets/stats']) expect(doc.paths[path]?.get, path).toBeDefined();
-    expect(doc.paths['/v1/ticks'].get.parameters.map((p: { name: string }) => p.name)).toEqual(['asset_id', 'start', 'end', 'event_type', 'limit', 'cursor']);
+    expect(doc.paths['/v1/ticks'].get.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'asset_id',
+      'start',
+      'end',
+      'event_type',
+      'limit',
+      'cursor',
+      'fields',
+    ]);
   });
 
   it('401 without a key', async () => {

@@ -105,7 +105,14 @@ describe('every read endpoint through the generated client', () => {
       call: () => sdk.getExecutionPrice({ client, query: { asset_id: ASSET, side: 'BUY', amount: 250, timestamp: NOW } }),
       url: `/v1/execution-price?asset_id=${ASSET}&side=BUY&amount=250&timestamp=${NOW}`,
     },
-    getTicks: { call: () => sdk.getTicks({ client, query: { ...range, limit: 50 } }), url: `/v1/ticks?asset_id=${ASSET}&start=${START}&end=${NOW}&limit=50` },
+    getTicks: {
+      call: () => sdk.getTicks({ client, query: { ...range, limit: 50, fields: 'all' } }),
+      url: `/v1/ticks?asset_id=${ASSET}&start=${START}&end=${NOW}&limit=50&fields=all`,
+    },
+    getInstrument: {
+      call: () => sdk.getInstrument({ client, query: { asset_id: ASSET, timestamp: START } }),
+      url: `/v1/instruments?asset_id=${ASSET}&timestamp=${START}`,
+    },
     exportTicks: {
       call: () => sdk.exportTicks({ client, query: range, parseAs: 'text' }),
       url: `/v1/ticks/export?asset_id=${ASSET}&start=${START}&end=${NOW}`,

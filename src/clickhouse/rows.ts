@@ -1,6 +1,9 @@
 import type { Level } from '../book/index.js';
 
-/** Row shapes written to ClickHouse (see clickhouse/*.sql). Times are Unix milliseconds. */
+/**
+ * Row shapes written to ClickHouse (see clickhouse/*.sql). Times are Unix milliseconds, except
+ * `local_t`: Unix microseconds of receipt, absent when unknown (the column's DEFAULT is then `t`).
+ */
 
 export type TickEvent = 'price_change' | 'book' | 'last_trade_price';
 
@@ -21,6 +24,12 @@ export interface TickRow {
    */
   book_side: '' | 'BUY' | 'SELL';
   market: string;
+  /** Receive time of the frame, Unix µs; absent when unknown. */
+  local_t?: number;
+  /** last_trade_price only: the trade's fee rate in basis points, when Polymarket sent it. */
+  fee_rate_bps?: number;
+  /** last_trade_price only: the trade's on-chain transaction hash, when Polymarket sent it. */
+  tx_hash?: string;
 }
 
 export interface SnapshotRow {
@@ -36,6 +45,50 @@ export interface SnapshotRow {
   bids: Level[];
   /** Sorted by price ascending. */
   asks: Level[];
+  /** Receive time of the frame, Unix µs; absent when unknown (and on checkpoints). */
+  local_t?: number;
+  /** An exchange `book`'s own `tick_size` and `last_trade_price`, when it carried them. */
+  tick_size?: number;
+  last_trade_price?: number;
+}
+
+export type MarketEventKind = 'tick_size_change' | 'best_bid_ask' | 'market_resolved' | 'new_market';
+
+/**
+ * A market-channel event that is not a tick (clickhouse/012_market_events.sql), one row per asset it
+ * concerns. Fields an event does not carry are absent (NULL / '' when stored).
+ */
+export interface MarketEventRow {
+  asset_id: string;
+  t: number;
+  /** From the same arrival counter as the ticks; the rows of one event share it. */
+  seq: number;
+  local_t?: number;
+  event: MarketEventKind;
+  market: string;
+  old_tick_size?: number;
+  new_tick_size?: number;
+  best_bid?: number;
+  best_ask?: number;
+  spread?: number;
+  winning_asset_id?: string;
+  winning_outcome?: string;
+  outcome?: string;
+  neg_risk?: boolean;
+  fees?: FeeFields;
+  /** The event object's JSON text as received. */
+  raw: string;
+}
+
+/** A market's fees as its metadata or its `new_market` event states them; absent = not stated. */
+export interface FeeFields {
+  fees_enabled?: boolean;
+  taker_base_fee?: number;
+  maker_base_fee?: number;
+  fee_rate?: number;
+  fee_exponent?: number;
+  fee_taker_only?: boolean;
+  fee_rebate_rate?: number;
 }
 
 export interface MarketRow {
@@ -51,6 +104,8 @@ export interface MarketRow {
   tick_size?: number;
   /** Gamma's `negRisk`; absent when unknown. */
   neg_risk?: boolean;
+  /** Gamma's `feesEnabled`, `takerBaseFee`, `makerBaseFee` and `feeSchedule`; absent when unknown. */
+  fees?: FeeFields;
   /** Version for ReplacingMergeTree: the newest row per asset wins. */
   updated_at: number;
 }

@@ -6,11 +6,11 @@ import type { BookState, Level } from '../book/index.js';
  * value types and key order as Polymarket's `clob-openapi.yaml` and its clients have them.
  */
 
-/** A token's trading rules as the market metadata states them; null = not known. */
+/** A token's trading rules in force at an instant (src/instruments/instrument.ts tradingRulesAt). */
 export interface TradingRules {
-  min_order_size: number | null;
-  tick_size: number | null;
-  neg_risk: boolean | null;
+  min_order_size: number;
+  tick_size: number;
+  neg_risk: boolean;
 }
 
 /**
@@ -18,15 +18,7 @@ export interface TradingRules {
  * 0.001 and finer only where a market says so), a 5-share minimum order (Gamma's `orderMinSize`
  * of standard markets) and the plain (not neg-risk) exchange.
  */
-export const POLYMARKET_DEFAULT_RULES = { min_order_size: 5, tick_size: 0.01, neg_risk: false } as const;
-
-export function effectiveRules(rules: TradingRules | undefined) {
-  return {
-    min_order_size: rules?.min_order_size ?? POLYMARKET_DEFAULT_RULES.min_order_size,
-    tick_size: rules?.tick_size ?? POLYMARKET_DEFAULT_RULES.tick_size,
-    neg_risk: rules?.neg_risk ?? POLYMARKET_DEFAULT_RULES.neg_risk,
-  };
-}
+export const POLYMARKET_DEFAULT_RULES: TradingRules = { min_order_size: 5, tick_size: 0.01, neg_risk: false };
 
 /** A number as Polymarket writes it in a string: shortest decimal form, never exponent notation. */
 export function decimalText(x: number): string {
@@ -53,14 +45,15 @@ export interface BookSummary {
 const levelTexts = (levels: Level[]) => levels.map(({ price, size }) => ({ price: decimalText(price), size: decimalText(size) }));
 
 /**
- * The summary of a book at an instant. Levels as Polymarket lists them: bids ascending and asks
- * descending (the best level last). `timestamp` is the time of the last event applied (as in
- * `/v1/orderbook`); `last_trade_price` is "" when no trade came before. `hash` is what the exchange
+ * The summary of a book at an instant, with the trading rules and last trade price in force then.
+ * Levels as Polymarket lists them: bids ascending and asks descending (the best level last).
+ * `timestamp` is the time of the last event applied (as in `/v1/orderbook`); `last_trade_price` is
+ * "" when no trade came before. `hash` is what the exchange
  * computes: SHA-1 (hex) of the compact JSON of the summary with `hash` set to "" (checked against a
  * real `/book` answer, and what the clients' `getOrderBookHash` recompute).
  */
-export function bookSummary(assetId: string, state: BookState, rules: TradingRules | undefined, lastTradePrice: number | null): BookSummary {
-  const { min_order_size, tick_size, neg_risk } = effectiveRules(rules);
+export function bookSummary(assetId: string, state: BookState, rules: TradingRules, lastTradePrice: number | null): BookSummary {
+  const { min_order_size, tick_size, neg_risk } = rules;
   const summary: BookSummary = {
     market: state.market,
     asset_id: assetId,

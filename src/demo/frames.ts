@@ -307,7 +307,14 @@ interface Market {
   tokens: [string, string];
   /** Grid units per 1.0: 100 for a 0.01 tick, 1000 for 0.001. */
   n: number;
+  /** The tick its books state at the start. */
   tickSize: string;
+  /**
+   * The first market's tick goes from 0.01 to 0.001 two thirds of the way through (a tick_size_change per
+   * token); its prices stay on the 0.01 grid, which the finer tick still allows. Gamma states the tick
+   * of today, 0.001: before the change the stored history says otherwise (docs/TIME-MACHINE.md §5).
+   */
+  tickChange: boolean;
   popularity: number;
   /** Typical resting size in micro-shares. */
   scale: number;
@@ -380,7 +387,7 @@ export function generateDemo(options: DemoOptions): DemoDataset {
   const rng = new Rng(options.seed, 'markets');
   const markets: Market[] = [];
   const gammaMarkets: DemoGammaMarket[] = [];
-  for (const t of TEMPLATES.slice(0, marketCount)) {
+  for (const [i, t] of TEMPLATES.slice(0, marketCount).entries()) {
     const n = t.fine ? 1000 : 100;
     const fair = t.p0 * n * (1 + 0.08 * rng.normal());
     const lo = t.fine ? (t.p0 < 0.5 ? 4 : 880) : 12;
@@ -390,6 +397,7 @@ export function generateDemo(options: DemoOptions): DemoDataset {
       tokens: [rng.tokenId(), rng.tokenId()],
       n,
       tickSize: t.fine ? '0.001' : '0.01',
+      tickChange: i === 0 && !t.fine,
       popularity: Math.exp(0.9 * rng.normal()),
       scale: Math.round(Math.exp(Math.log(250) + 0.8 * rng.normal()) * 100) * (MICRO / 100),
       fair: Math.min(hi, Math.max(lo, fair)),
@@ -416,7 +424,7 @@ function gammaMarket(t: Template, m: Market, rng: Rng, year: number, startMs: nu
   const created = new Date(startMs - (20 + rng.int(200)) * 86_400_000);
   const volume = Math.exp(Math.log(2e6) + 1.2 * rng.normal());
   const liquidity = volume / (20 + rng.int(80));
-  const tick = 1 / m.n;
+  const tick = m.tickChange ? 0.001 : 1 / m.n;
   return {
     id: String(500_000 + rng.int(600_000)),
     question,
@@ -462,14 +470,25 @@ function gammaList(items: readonly string[]): string {
   return `[${items.map((x) => JSON.stringify(x)).join(', ')}]`;
 }
 
-/** The frame stream: initial dump, then minute by minute trades, quotes and periodic `book`s. */
+/**
+ * The market that resolves at the end of the stream (market_resolved, the last frame): the daily
+ * Ethereum Up/Down, to the outcome its price favours then. None when the demo has fewer markets.
+ */
+const RESOLVING = 6;
+
+/**
+ * The frame stream: initial dump, then minute by minute trades, quotes and periodic `book`s; a tick
+ * size change (Market.tickChange) and one resolution at the end. The two kinds of market events draw
+ * nothing from the generator: every other frame is what it was without them.
+ */
 function* emitFrames(seed: number | string, ticks: number, markets: Market[], startMs: number, minutes: number): Generator<string> {
   const rng = new Rng(seed, 'frames');
   const fair = markets.map((m) => m.fair);
   const books = markets.map((m, i) => initialBook(rng, m, fair[i]));
   const prices = new Map<number, string[]>();
   for (const m of markets) if (!prices.has(m.n)) prices.set(m.n, priceStrings(m.n));
-  const ctx: Ctx = { rng, t: startMs, lines: [] };
+  const ctx: Ctx = { rng, t: startMs, lines: [], tick: new Map(markets.map((m) => [m, m.tickSize])) };
+  const tickChangeMinute = Math.floor((2 * minutes) / 3);
 
   yield `[${markets.map((m, i) => `${bookJson(ctx, m, books[i], 0, prices)},${bookJson(ctx, m, books[i], 1, prices)}`).join(',')}]`;
 
@@ -490,6 +509,7 @@ function* emitFrames(seed: number | string, ticks: number, markets: Market[], st
   let cumulative = 0;
   for (let i = 0; i < minutes; i++) {
     const minuteStart = startMs + i * MINUTE;
+    if (i === tickChangeMinute) yield* tickSizeChanges(ctx, markets, minuteStart);
     cumulative += weight[i];
     const target = i === minutes - 1 ? flowBudget : Math.round((flowBudget * cumulative) / totalWeight);
     const focused = focus[i];
@@ -525,6 +545,29 @@ function* emitFrames(seed: number | string, ticks: number, markets: Market[], st
     }
     if (resends.length) yield* resendBooks(ctx, resends, markets, books, prices, Math.max(ctx.t, minuteStart + resendOffset));
   }
+  const resolving = markets[RESOLVING];
+  if (resolving) yield resolution(resolving, fair[RESOLVING] >= resolving.n / 2 ? 0 : 1, startMs + minutes * MINUTE - 1);
+}
+
+/** A tick_size_change 0.01 → 0.001 for each token of the markets whose tick changes; their books state the new tick from then on. */
+function* tickSizeChanges(ctx: Ctx, markets: Market[], t: number): Generator<string> {
+  for (const m of markets) {
+    if (!m.tickChange) continue;
+    ctx.tick.set(m, '0.001');
+    for (const token of m.tokens) {
+      yield `{"event_type":"tick_size_change","asset_id":"${token}","market":"${m.conditionId}","old_tick_size":"0.01","new_tick_size":"0.001",` +
+        `"timestamp":"${t}"}`;
+    }
+  }
+}
+
+/** A `market_resolved` as Polymarket sends it: both tokens, the winner and its outcome label. */
+function resolution(m: Market, winner: 0 | 1, t: number): string {
+  return (
+    `{"event_type":"market_resolved","id":"${Number.parseInt(m.conditionId.slice(2, 7), 16)}","market":"${m.conditionId}",` +
+    `"assets_ids":["${m.tokens[0]}","${m.tokens[1]}"],` +
+    `"winning_asset_id":"${m.tokens[winner]}","winning_outcome":"${UP_DOWN[winner]}","timestamp":"${t}","tags":["crypto"]}`
+  );
 }
 
 interface Ctx {
@@ -533,6 +576,8 @@ interface Ctx {
   t: number;
   /** Frames produced by the current action. */
   lines: string[];
+  /** The tick each market's books state now (Market.tickChange moves one). */
+  tick: Map<Market, string>;
 }
 
 function* resendBooks(ctx: Ctx, resends: number[], markets: Market[], books: Book[], prices: Map<number, string[]>, t: number): Generator<string> {
@@ -731,7 +776,7 @@ function bookJson(ctx: Ctx, m: Market, b: Book, outcome: 0 | 1, prices: Map<numb
   const last = (outcome === 0 ? b.lastTrade : m.n - b.lastTrade) / m.n;
   return (
     `{"market":"${m.conditionId}","asset_id":"${m.tokens[outcome]}","timestamp":"${ctx.t}","hash":"${ctx.rng.hash()}","bids":[${bids.join(',')}],` +
-    `"asks":[${asks.join(',')}],"tick_size":"${m.tickSize}","event_type":"book","last_trade_price":"${last.toFixed(3)}"}`
+    `"asks":[${asks.join(',')}],"tick_size":"${ctx.tick.get(m)}","event_type":"book","last_trade_price":"${last.toFixed(3)}"}`
   );
 }
 

@@ -84,3 +84,19 @@ export const speedParam = () =>
     example: 'max',
     description: 'Replay ms per wall ms; `max` sends as fast as the client reads. Default 1 (real time).',
   });
+
+/**
+ * A comma-separated subset of `values`, or `all` (every one): the opt-in columns of /v1/ticks and its
+ * export. Returned in `values` order, whatever order the client wrote them in; repeats count once.
+ */
+export const fieldListParam = <const T extends readonly [string, ...string[]]>(name: string, values: T) =>
+  parsed(name, `must be a comma-separated list of ${values.join(', ')}, or all`, (raw) => {
+    if (raw === 'all') return [...values];
+    const asked = raw.split(',');
+    if (!asked.every((f) => values.includes(f))) return undefined;
+    return values.filter((v) => asked.includes(v)) as T[number][];
+  }).openapi({
+    type: 'string',
+    example: 'all',
+    description: `Extra columns, appended in this order: ${values.join(', ')} (comma-separated), or \`all\``,
+  });

@@ -124,5 +124,5 @@ async function isGzip(path: string): Promise<boolean> {
 }
 
 function totalRows(stats: WriterStats): number {
-  return stats.rows.ticks + stats.rows.book_snapshots + stats.rows.markets;
+  return stats.rows.ticks + stats.rows.book_snapshots + stats.rows.markets + stats.rows.market_events;
 }

@@ -1,4 +1,6 @@
 import type { MarketRow } from '../clickhouse/rows.js';
+import { feeFields } from './fee-fields.js';
+import { isRecord, stringArray } from './wire-values.js';
 
 /**
  * A market object of Gamma's `/markets` answer (only the fields the ingester reads). `outcomes` and
@@ -18,6 +20,10 @@ export interface GammaMarket {
   orderMinSize?: number;
   orderPriceMinTickSize?: number;
   negRisk?: boolean;
+  feesEnabled?: boolean;
+  takerBaseFee?: number;
+  makerBaseFee?: number;
+  feeSchedule?: { rate?: number; exponent?: number; takerOnly?: boolean; rebateRate?: number };
   [field: string]: unknown;
 }
 
@@ -79,14 +85,27 @@ export function parseNewMarket(event: Record<string, unknown>, t: number): Marke
   }));
 }
 
-/** The trading rules a Gamma market states (the CLOB read API reports them); fields it lacks stay absent. */
-function tradingRules(m: Record<string, unknown>): Pick<MarketRow, 'min_order_size' | 'tick_size' | 'neg_risk'> {
-  const rules: Pick<MarketRow, 'min_order_size' | 'tick_size' | 'neg_risk'> = {};
+type Rules = Pick<MarketRow, 'min_order_size' | 'tick_size' | 'neg_risk' | 'fees'>;
+
+/**
+ * The trading rules a Gamma market states (the CLOB read API and /v1/instruments report them); fields
+ * it lacks, or states in a form that is not a number or boolean, stay absent.
+ */
+function tradingRules(m: Record<string, unknown>): Rules {
+  const rules: Rules = {};
   const minSize = positiveNumber(m.orderMinSize);
   const tick = positiveNumber(m.orderPriceMinTickSize);
   if (minSize !== undefined) rules.min_order_size = minSize;
   if (tick !== undefined) rules.tick_size = tick;
   if (typeof m.negRisk === 'boolean') rules.neg_risk = m.negRisk;
+  const fees = feeFields({
+    enabled: m.feesEnabled,
+    takerBase: m.takerBaseFee,
+    makerBase: m.makerBaseFee,
+    schedule: m.feeSchedule,
+    scheduleKeys: { rate: 'rate', exponent: 'exponent', takerOnly: 'takerOnly', rebateRate: 'rebateRate' },
+  });
+  if (fees && Object.keys(fees).length > 0) rules.fees = fees;
   return rules;
 }
 
@@ -96,23 +115,6 @@ function positiveNumber(value: unknown): number | undefined {
   return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
-function stringArray(value: unknown): string[] | null {
-  let v = value;
-  if (typeof v === 'string') {
-    try {
-      v = JSON.parse(v);
-    } catch {
-      return null;
-    }
-  }
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string' && x !== '')) return null;
-  return v as string[];
-}
-
 function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

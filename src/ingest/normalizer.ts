@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
 import { type CheckpointPolicy, DEFAULT_CHECKPOINTS, EMPTY_ASK, EMPTY_BID, type Level, levelsDiffering, OrderBook } from '../book/index.js';
-import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
+import type { BookCheckRow, CaptureRow, MarketEventRow, MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
 import { CAPTURE_EVENT_TYPE, parseCaptureRecord } from './capture-record.js';
-import { isRecord, parseNewMarket } from './gamma.js';
+import { parseNewMarket } from './gamma.js';
+import { marketEventRows } from './market-events.js';
+import { RECEIVE_PREFIX_LENGTH, receiveTimeOf } from './receive-time.js';
+import { isRecord, num, optionalNum, time } from './wire-values.js';
 
 /**
  * Raw market-channel frames → rows, exactly per docs/INGEST.md §2. Pure and synchronous: the live
@@ -15,6 +18,8 @@ export interface RowSink {
   tick(row: TickRow): void;
   snapshot(row: SnapshotRow): void;
   market(row: MarketRow): void;
+  /** A market-channel event that is not a tick (tick_size_change, best_bid_ask, market_resolved, new_market), per asset. */
+  marketEvent(row: MarketEventRow): void;
   /** The drift check of every exchange `book`, after its tick and snapshot. */
   bookCheck(row: BookCheckRow): void;
   /** A recorder's capture record, once per asset it names (once with asset_id '' for `start`/`stop`). */
@@ -50,8 +55,8 @@ export interface NormalizerStats {
   snapshots: number;
   checkpoints: number;
   markets: number;
-  /** `tick_size_change` and `best_bid_ask` events: understood, deliberately not stored. */
-  skipped: number;
+  /** market_events rows (one per asset a tick_size_change, best_bid_ask, market_resolved or new_market concerns). */
+  marketEvents: number;
   /** Events of an unrecognised type (also counted in `events.unknown`). */
   unknown: number;
   /** Lines with bad JSON or at least one event missing or mangling a field. */
@@ -112,7 +117,7 @@ export class Normalizer {
     snapshots: 0,
     checkpoints: 0,
     markets: 0,
-    skipped: 0,
+    marketEvents: 0,
     unknown: 0,
     malformed: 0,
     malformedLines: [],
@@ -124,6 +129,10 @@ export class Normalizer {
   private readonly policy: CheckpointPolicy | false;
   private lineNo = 0;
   private itemIndex = 0;
+  /** Receive time of the frame being normalized (Unix µs), when known: every row of the frame gets it. */
+  private localT: number | undefined;
+  /** The text of the frame being normalized, when it is one event object: that event's raw JSON. */
+  private frameText = '';
   private lastMalformedLine = 0;
 
   constructor(
@@ -144,13 +153,23 @@ export class Normalizer {
     return this.assets.get(assetId)?.book ?? undefined;
   }
 
-  /** One raw frame exactly as received (a line of a replay file). Never throws on bad input. */
-  push(line: string): void {
+  /**
+   * One raw frame exactly as received: a line of a frame file, optionally prefixed with its receive
+   * time (receive-time.ts), or a frame the recorder stamped on arrival (`receivedAt`, Unix µs). Never
+   * throws on bad input.
+   */
+  push(line: string, receivedAt?: number): void {
     this.lineNo++;
     this.itemIndex = 0;
     this.stats.lines++;
-    const text = line.trim();
+    let text = line.trim();
     if (text === '') return;
+    const stamp = receiveTimeOf(text);
+    if (stamp !== undefined) {
+      if (Number.isNaN(stamp)) return this.malformed();
+      text = text.slice(RECEIVE_PREFIX_LENGTH);
+    }
+    this.localT = stamp ?? receivedAt;
     if (text === 'PONG') {
       this.stats.pongs++;
       return;
@@ -166,9 +185,11 @@ export class Normalizer {
       this.onCapture(frame);
     } else if (Array.isArray(frame)) {
       this.stats.frames++;
+      this.frameText = '';
       for (const event of frame) this.event(event);
     } else if (isRecord(frame)) {
       this.stats.frames++;
+      this.frameText = text;
       this.event(frame);
     } else {
       this.malformed();
@@ -192,14 +213,10 @@ export class Normalizer {
         events.new_market++;
         return this.onNewMarket(e);
       case 'market_resolved':
-        // Nothing in the schema records resolution; the market's rows stay as they are.
-        events.market_resolved++;
-        return;
       case 'tick_size_change':
       case 'best_bid_ask':
         events[e.event_type]++;
-        this.stats.skipped++;
-        return;
+        return this.onMarketEvent(e);
       default:
         events.unknown++;
         this.stats.unknown++;
@@ -212,6 +229,9 @@ export class Normalizer {
     const bids = levels(e.bids);
     const asks = levels(e.asks);
     if (asset === null || t < 0 || bids === null || asks === null) return this.malformed();
+    const tickSize = optionalNum(e.tick_size);
+    const lastTrade = optionalNum(e.last_trade_price);
+    if (Number.isNaN(tickSize) || Number.isNaN(lastTrade)) return this.malformed();
     const state = this.state(asset);
     if (typeof e.market === 'string') state.market = e.market;
     const book = OrderBook.of(bids, asks);
@@ -222,7 +242,7 @@ export class Normalizer {
     state.grounded = true;
     const [best_bid, best_ask] = [book.bestBid(), book.bestAsk()];
     const seq = this.emitTick({ asset_id: asset, t, event: 'book', best_bid, best_ask, price: 0, size: 0, book_side: '', market: state.market });
-    this.emitSnapshot(state, asset, t, seq, 0);
+    this.emitSnapshot(state, { asset_id: asset, t, seq, is_checkpoint: 0 }, { tick_size: tickSize, last_trade_price: lastTrade });
     const verdict = differing < 0 ? 'unchecked' : differing === 0 ? 'verified' : 'drifted';
     this.sink.bookCheck({ asset_id: asset, t, seq, verdict, levels_differing: Math.max(0, differing) });
   }
@@ -283,7 +303,8 @@ export class Normalizer {
     });
     if (!state.grounded || this.policy === false) return;
     state.changes++;
-    if (state.changes >= this.policy.changes || t - state.snapshotT >= this.policy.ms) this.emitSnapshot(state, c.asset, t, seq, 1);
+    if (state.changes >= this.policy.changes || t - state.snapshotT >= this.policy.ms)
+      this.emitSnapshot(state, { asset_id: c.asset, t, seq, is_checkpoint: 1 });
   }
 
   private onTrade(e: Record<string, unknown>): void {
@@ -298,15 +319,51 @@ export class Normalizer {
     const market = typeof e.market === 'string' ? e.market : (state?.market ?? '');
     // The taker side Polymarket sent, kept for the replay and the CLOB-compatible last trade price.
     const taker = e.side === 'BUY' || e.side === 'SELL' ? e.side : '';
+    const fee = optionalNum(e.fee_rate_bps);
+    if (fee !== undefined && !(Number.isInteger(fee) && fee <= 0xffff)) return this.malformed();
+    const hash = e.transaction_hash;
+    if (hash !== undefined && hash !== null && typeof hash !== 'string') return this.malformed();
     const [best_bid, best_ask] = book ? [book.bestBid(), book.bestAsk()] : [EMPTY_BID, EMPTY_ASK];
-    this.emitTick({ asset_id: asset, t, event: 'last_trade_price', best_bid, best_ask, price, size, book_side: taker, market });
+    const tick: TickFields = { asset_id: asset, t, event: 'last_trade_price', best_bid, best_ask, price, size, book_side: taker, market };
+    if (fee !== undefined) tick.fee_rate_bps = fee;
+    if (hash) tick.tx_hash = hash;
+    this.emitTick(tick);
   }
 
   private onNewMarket(e: Record<string, unknown>): void {
     const t = time(e.timestamp);
     const rows = t < 0 ? null : parseNewMarket(e, t);
     if (rows === null) return this.malformed();
+    // Both parse: a new_market that yields no market_events rows (bad fees) leaves no market rows either.
+    const events = marketEventRows(e, t, this.rawOf(e));
+    if (events === null) return this.malformed();
     for (const row of rows) this.emitMarket(row);
+    this.emitMarketEvents(events);
+  }
+
+  private onMarketEvent(e: Record<string, unknown>): void {
+    const t = time(e.timestamp);
+    const rows = t < 0 ? null : marketEventRows(e, t, this.rawOf(e));
+    if (rows === null) return this.malformed();
+    this.emitMarketEvents(rows);
+  }
+
+  /** The event's JSON as received: the frame's text when the frame is this one object, else the event re-serialized. */
+  private rawOf(e: Record<string, unknown>): string {
+    return this.frameText !== '' ? this.frameText : JSON.stringify(e);
+  }
+
+  /** The rows of one event, each asset's, under one seq (the event arrived once). */
+  private emitMarketEvents(rows: MarketEventRow[]): void {
+    const seq = this.seq(this.lineNo, this.itemIndex++);
+    for (const row of rows) {
+      row.seq = seq;
+      if (this.localT !== undefined) row.local_t = this.localT;
+      const state = this.assets.get(row.asset_id);
+      if (row.market === '' && state) row.market = state.market;
+      this.sink.marketEvent(row);
+    }
+    this.stats.marketEvents += rows.length;
   }
 
   /** Passes a tick on with the next seq and its asset's outcome label as `side`; returns the seq. */
@@ -314,14 +371,28 @@ export class Normalizer {
     const seq = this.seq(this.lineNo, this.itemIndex++);
     const { asset_id, t, event, best_bid, best_ask, price, size, book_side, market } = tick;
     const side = this.labels.get(asset_id) ?? 'UNKNOWN';
-    this.sink.tick({ asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market });
+    const row: TickRow = { asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market };
+    if (this.localT !== undefined) row.local_t = this.localT;
+    if (tick.fee_rate_bps !== undefined) row.fee_rate_bps = tick.fee_rate_bps;
+    if (tick.tx_hash !== undefined) row.tx_hash = tick.tx_hash;
+    this.sink.tick(row);
     this.stats.ticks++;
     return seq;
   }
 
-  private emitSnapshot(state: AssetState, asset_id: string, t: number, seq: number, is_checkpoint: 0 | 1): void {
+  /** `stated`: what an exchange book says besides its levels (absent members stay absent). */
+  private emitSnapshot(
+    state: AssetState,
+    key: Pick<SnapshotRow, 'asset_id' | 't' | 'seq' | 'is_checkpoint'>,
+    stated: Pick<SnapshotRow, 'tick_size' | 'last_trade_price'> = {},
+  ): void {
     const book = state.book!;
-    this.sink.snapshot({ asset_id, t, seq, is_checkpoint, market: state.market, bids: book.levels('bid'), asks: book.levels('ask') });
+    const { asset_id, t, seq, is_checkpoint } = key;
+    const row: SnapshotRow = { asset_id, t, seq, is_checkpoint, market: state.market, bids: book.levels('bid'), asks: book.levels('ask') };
+    if (this.localT !== undefined) row.local_t = this.localT;
+    if (stated.tick_size !== undefined) row.tick_size = stated.tick_size;
+    if (stated.last_trade_price !== undefined) row.last_trade_price = stated.last_trade_price;
+    this.sink.snapshot(row);
     if (is_checkpoint) this.stats.checkpoints++;
     else this.stats.snapshots++;
     state.changes = 0;
@@ -365,25 +436,6 @@ function change(item: Record<string, unknown>, assetId: unknown): Change | null 
 
 function id(v: unknown): string | null {
   return typeof v === 'string' && v !== '' ? v : null;
-}
-
-/** A non-negative finite number given as a string (the wire form) or a number; -1 when invalid. */
-function num(v: unknown): number {
-  const n = typeof v === 'string' ? (v === '' ? NaN : Number(v)) : typeof v === 'number' ? v : NaN;
-  return Number.isFinite(n) && n >= 0 ? n : -1;
-}
-
-/** Epoch milliseconds as an integer; -1 when invalid. */
-function time(v: unknown): number {
-  const n = num(v);
-  return Number.isInteger(n) ? n : -1;
-}
-
-/** Absent (missing, null, "") → undefined; present but invalid → NaN. */
-function optionalNum(v: unknown): number | undefined {
-  if (v === undefined || v === null || v === '') return undefined;
-  const n = num(v);
-  return n < 0 ? NaN : n;
 }
 
 function levels(v: unknown): Level[] | null {

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Level } from '../book/index.js';
 import type { Engine, Settings } from '../clickhouse/engine.js';
-import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
+import type { BookCheckRow, CaptureRow, FeeFields, MarketEventRow, MarketRow, SnapshotRow, TickRow } from '../clickhouse/rows.js';
 import type { RowSink } from './normalizer.js';
 
-export type IngestTable = 'ticks' | 'book_snapshots' | 'markets' | 'book_checks' | 'capture_events';
+export type IngestTable = 'ticks' | 'book_snapshots' | 'markets' | 'book_checks' | 'capture_events' | 'market_events';
 
-const TABLES: readonly IngestTable[] = ['markets', 'ticks', 'book_snapshots', 'book_checks', 'capture_events'];
+const TABLES: readonly IngestTable[] = ['markets', 'ticks', 'book_snapshots', 'book_checks', 'capture_events', 'market_events'];
 type LineTable = Exclude<IngestTable, 'markets'>;
 
 export interface WriterOptions {
@@ -104,8 +104,8 @@ class LineBuffer {
  */
 export class BatchWriter implements RowSink {
   readonly stats: WriterStats = {
-    rows: { ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0, capture_events: 0 },
-    batches: { ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0, capture_events: 0 },
+    rows: { ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0, capture_events: 0, market_events: 0 },
+    batches: { ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0, capture_events: 0, market_events: 0 },
     pending: 0,
     lastInsertMs: 0,
     lastInsertAt: 0,
@@ -121,9 +121,17 @@ export class BatchWriter implements RowSink {
     book_snapshots: new LineBuffer(),
     book_checks: new LineBuffer(),
     capture_events: new LineBuffer(),
+    market_events: new LineBuffer(),
   };
   private markets: MarketRow[] = [];
-  private readonly nextBatchNo: Record<IngestTable, number> = { ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0, capture_events: 0 };
+  private readonly nextBatchNo: Record<IngestTable, number> = {
+    ticks: 0,
+    book_snapshots: 0,
+    markets: 0,
+    book_checks: 0,
+    capture_events: 0,
+    market_events: 0,
+  };
   private readonly queue: Batch[] = [];
   private readonly waiters: (() => void)[] = [];
   private running: Promise<void> | null = null;
@@ -140,20 +148,33 @@ export class BatchWriter implements RowSink {
     this.retries = options.retries ?? 2;
   }
 
+  /** Optional members are written only when present: an absent local_t is the column's DEFAULT (t), an absent fee NULL. */
   tick(r: TickRow): void {
+    let extra = r.local_t === undefined ? '' : `,"local_t":${r.local_t}`;
+    if (r.fee_rate_bps !== undefined) extra += `,"fee_rate_bps":${r.fee_rate_bps}`;
+    if (r.tx_hash) extra += `,"tx_hash":${JSON.stringify(r.tx_hash)}`;
     this.add(
       'ticks',
       `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"event":"${r.event}","side":${JSON.stringify(r.side)},"best_bid":${r.best_bid},` +
-        `"best_ask":${r.best_ask},"price":${r.price},"size":${r.size},"book_side":"${r.book_side}","market":${JSON.stringify(r.market)}}`,
+        `"best_ask":${r.best_ask},"price":${r.price},"size":${r.size},"book_side":"${r.book_side}","market":${JSON.stringify(r.market)}${extra}}`,
     );
   }
 
   snapshot(r: SnapshotRow): void {
+    let extra = r.local_t === undefined ? '' : `,"local_t":${r.local_t}`;
+    if (r.tick_size !== undefined) extra += `,"tick_size":${r.tick_size}`;
+    if (r.last_trade_price !== undefined) extra += `,"last_trade_price":${r.last_trade_price}`;
     this.add(
       'book_snapshots',
       `{"asset_id":${JSON.stringify(r.asset_id)},"t":${r.t},"seq":${r.seq},"is_checkpoint":${r.is_checkpoint},"market":${JSON.stringify(r.market)},` +
-        `"bids":${levelPairs(r.bids)},"asks":${levelPairs(r.asks)}}`,
+        `"bids":${levelPairs(r.bids)},"asks":${levelPairs(r.asks)}${extra}}`,
     );
+  }
+
+  /** Rare rows (market events): plain JSON.stringify, absent members left to the columns' defaults. */
+  marketEvent(r: MarketEventRow): void {
+    const { fees, ...row } = r;
+    this.add('market_events', JSON.stringify({ ...row, ...fees }));
   }
 
   bookCheck(r: BookCheckRow): void {
@@ -290,13 +311,14 @@ export class BatchWriter implements RowSink {
     for (let i = 0; i < ids.length; i += 200) {
       stored.push(
         ...(await this.engine.rows<Omit<MarketRow, 'updated_at'> & { updated_at: string | number }>(
-          `SELECT asset_id, market, outcome, question, slug, min_order_size, tick_size, neg_risk, toUnixTimestamp64Milli(updated_at) AS updated_at
+          `SELECT asset_id, market, outcome, question, slug, min_order_size, tick_size, neg_risk, ${FEE_COLUMNS.join(', ')},
+             toUnixTimestamp64Milli(updated_at) AS updated_at
            FROM markets WHERE asset_id IN {ids:Array(String)}`,
           { params: { ids: ids.slice(i, i + 200) } },
         )),
       );
     }
-    const seen = new Set(stored.map((r) => marketKey({ ...r, updated_at: Number(r.updated_at) })));
+    const seen = new Set(stored.map((r) => marketKey({ ...r, fees: r as FeeFields, updated_at: Number(r.updated_at) })));
     return rows.filter((r) => {
       const key = marketKey(r);
       if (seen.has(key)) return false;
@@ -313,15 +335,31 @@ function levelPairs(levels: readonly Level[]): string {
   return `${out}]`;
 }
 
+/** The fee columns of `markets` (013_market_fees.sql), named as FeeFields names them. */
+const FEE_COLUMNS = ['fees_enabled', 'taker_base_fee', 'maker_base_fee', 'fee_rate', 'fee_exponent', 'fee_taker_only', 'fee_rebate_rate'] as const;
+
 /** Unknown trading rules are absent on a parsed row and NULL on a stored one: JSON writes both as null. */
 function marketKey(r: MarketRow): string {
-  return JSON.stringify([r.asset_id, r.market, r.outcome, r.question, r.slug, r.min_order_size, r.tick_size, r.neg_risk, r.updated_at]);
+  const fees = FEE_COLUMNS.map((c) => r.fees?.[c] ?? null);
+  return JSON.stringify([
+    r.asset_id,
+    r.market,
+    r.outcome,
+    r.question,
+    r.slug,
+    r.min_order_size ?? null,
+    r.tick_size ?? null,
+    r.neg_risk ?? null,
+    ...fees,
+    r.updated_at,
+  ]);
 }
 
 function marketJson(r: MarketRow): string {
+  const fees = FEE_COLUMNS.map((c) => `,"${c}":${r.fees?.[c] ?? null}`).join('');
   return (
     `{"asset_id":${JSON.stringify(r.asset_id)},"market":${JSON.stringify(r.market)},"outcome":${JSON.stringify(r.outcome)},` +
     `"question":${JSON.stringify(r.question)},"slug":${JSON.stringify(r.slug)},"min_order_size":${r.min_order_size ?? null},` +
-    `"tick_size":${r.tick_size ?? null},"neg_risk":${r.neg_risk ?? null},"updated_at":${r.updated_at}}`
+    `"tick_size":${r.tick_size ?? null},"neg_risk":${r.neg_risk ?? null}${fees},"updated_at":${r.updated_at}}`
   );
 }

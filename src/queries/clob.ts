@@ -1,15 +1,19 @@
 import type { Engine } from '../clickhouse/engine.js';
-import type { TradingRules } from '../clob/book-summary.js';
+import type { FeeFields } from '../clickhouse/rows.js';
+import type { MarketMetadata } from '../instruments/instrument.js';
 import { MAX_TIME_MS } from './orderbook.js';
 
 /**
- * What the Polymarket-compatible endpoints read besides books (which come through a BookReader):
- * the tokens' trading rules from `markets` and the last trade at or before an instant.
+ * What the Polymarket-compatible endpoints and /v1/instruments read besides books (which come through
+ * a BookReader) and history (instruments.ts): the tokens' metadata from `markets`, and the last trade
+ * at or before an instant.
  */
 
+const FEE_COLUMNS = ['fees_enabled', 'taker_base_fee', 'maker_base_fee', 'fee_rate', 'fee_exponent', 'fee_taker_only', 'fee_rebate_rate'] as const;
+
 /** `markets` is small; FINAL gives each token's newest metadata version. */
-const RULES_SQL = `
-SELECT asset_id, min_order_size, tick_size, neg_risk
+const METADATA_SQL = `
+SELECT asset_id, market, outcome, question, min_order_size, tick_size, neg_risk, ${FEE_COLUMNS.join(', ')}
 FROM markets FINAL
 WHERE asset_id IN {ids:Array(String)}`;
 
@@ -19,15 +23,22 @@ WHERE asset_id IN {ids:Array(String)}`;
  */
 const IDS_PER_QUERY = 100;
 
-/** The stated trading rules of each token that has metadata (tokens without any are absent). */
-export async function tradingRules(engine: Engine, assetIds: readonly string[], signal?: AbortSignal): Promise<Map<string, TradingRules>> {
+type MetadataRow = Omit<MarketMetadata, 'fees'> & { asset_id: string } & { [K in (typeof FEE_COLUMNS)[number]]: FeeFields[K] | null };
+
+/** The metadata of each token that has any (tokens without are absent). */
+export async function marketMetadata(engine: Engine, assetIds: readonly string[], signal?: AbortSignal): Promise<Map<string, MarketMetadata>> {
   const ids = [...new Set(assetIds)];
-  const rules = new Map<string, TradingRules>();
+  const out = new Map<string, MarketMetadata>();
   for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
-    const rows = await engine.rows<TradingRules & { asset_id: string }>(RULES_SQL, { params: { ids: ids.slice(i, i + IDS_PER_QUERY) }, signal });
-    for (const { asset_id, ...stated } of rows) rules.set(asset_id, stated);
+    const rows = await engine.rows<MetadataRow>(METADATA_SQL, { params: { ids: ids.slice(i, i + IDS_PER_QUERY) }, signal });
+    for (const row of rows) {
+      const fees: FeeFields = {};
+      for (const k of FEE_COLUMNS) if (row[k] !== null) (fees as Record<string, unknown>)[k] = row[k];
+      const { market, outcome, question, min_order_size, tick_size, neg_risk } = row;
+      out.set(row.asset_id, { market, outcome, question, min_order_size, tick_size, neg_risk, fees });
+    }
   }
-  return rules;
+  return out;
 }
 
 /**

@@ -1,11 +1,17 @@
 import type { Engine } from '../clickhouse/engine.js';
+import { type Instrument, instrumentAt } from '../instruments/instrument.js';
+import { marketMetadata } from './clob.js';
 import { type ConditionCounts, recentConditions } from './coverage.js';
+import { currentHistories } from './instruments.js';
 
 /**
  * Market listings and totals from the rollups (asset_stats, activity_1m) and the small `markets`
  * metadata table: no request scans `ticks` beyond two partial minutes.
  */
-export interface MarketEntry {
+/** The instrument fields an entry carries as of now (docs/TIME-MACHINE.md §5); asset, market, question and as_of are the entry's own. */
+export type EntryInstrument = Omit<Instrument, 'asset_id' | 'market' | 'question' | 'as_of'>;
+
+export interface MarketEntry extends EntryInstrument {
   market: string;
   asset_id: string;
   side: string;
@@ -55,19 +61,37 @@ LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
   const total = rows.length
     ? Number(rows[0].total)
     : Number((await engine.rows<{ total: number }>(`SELECT count() AS total FROM (${LISTED})`, { params, signal }))[0]?.total ?? 0);
-  const coverage = await recentConditions(
-    engine,
-    rows.map((r) => ({ asset_id: r.asset_id, lastSeen: Number(r.last_seen_ms) })),
-    now,
-    signal,
-  );
-  const entries = rows.map(({ question, slug, total: _total, last_seen_ms: _lastSeen, ...entry }) => ({
-    ...entry,
-    total_ticks: Number(entry.total_ticks),
-    ...(question ? { question } : {}),
-    ...(slug ? { slug } : {}),
-    coverage: coverage.get(entry.asset_id) ?? {},
-  }));
+  const ids = rows.map((r) => r.asset_id);
+  const [coverage, histories, metadata] = await Promise.all([
+    recentConditions(
+      engine,
+      rows.map((r) => ({ asset_id: r.asset_id, lastSeen: Number(r.last_seen_ms) })),
+      now,
+      signal,
+    ),
+    currentHistories(engine, ids, signal),
+    marketMetadata(engine, ids, signal),
+  ]);
+  const entries = rows.map(({ question, slug, total: _total, last_seen_ms: _lastSeen, ...entry }) => {
+    const h = histories.get(entry.asset_id)!;
+    // Its ticks name the market (history), so instrumentAt knows the asset: never null.
+    h.listing.market = entry.market;
+    const {
+      asset_id: _a,
+      market: _m,
+      question: _q,
+      as_of: _at,
+      ...instrument
+    } = instrumentAt(entry.asset_id, now, h.trading, h.listing, metadata.get(entry.asset_id))!;
+    return {
+      ...entry,
+      total_ticks: Number(entry.total_ticks),
+      ...(question ? { question } : {}),
+      ...(slug ? { slug } : {}),
+      coverage: coverage.get(entry.asset_id) ?? {},
+      ...instrument,
+    };
+  });
   return { entries, total };
 }
 

@@ -14,6 +14,33 @@ export interface TickRange {
   /** Unix ms, inclusive. */
   end: number;
   event_type?: TickEvent;
+  /** Opt-in columns appended after the contract's (docs/API.md §4 `fields`), in TICK_FIELDS order. */
+  fields?: readonly TickField[];
+}
+
+/**
+ * The opt-in columns of /v1/ticks and its export, in the order they are appended: the book side a
+ * price_change set (`bid`/`ask`), the taker side of a trade (`buy`/`sell`), the receive time (Unix ms,
+ * up to 3 decimals) and the stored arrival order. Each is a SQL expression over ticks `k`: the engine
+ * formats them like every other column.
+ */
+export const TICK_FIELDS = ['book_side', 'taker_side', 'local_t', 'seq'] as const;
+export type TickField = (typeof TICK_FIELDS)[number];
+
+const FIELD_SQL: Record<TickField, string> = {
+  book_side: `multiIf(k.event != 'price_change', '', k.book_side = 'BUY', 'bid', k.book_side = 'SELL', 'ask', '')`,
+  taker_side: `multiIf(k.event != 'last_trade_price', '', k.book_side = 'BUY', 'buy', k.book_side = 'SELL', 'sell', '')`,
+  // µs / 1000 as Float64: shortest round-trip digits print whole ms without a fraction, µs as 3 decimals.
+  local_t: 'toUnixTimestamp64Micro(k.local_t) / 1000',
+  seq: 'k.seq',
+};
+
+/** `, <expr> AS <name>` for each requested field, in TICK_FIELDS order; '' without fields (the contract's columns only). */
+function fieldColumns(fields: readonly TickField[] | undefined): string {
+  if (!fields?.length) return '';
+  return TICK_FIELDS.filter((f) => fields.includes(f))
+    .map((f) => `, ${FIELD_SQL[f]} AS ${f}`)
+    .join('');
 }
 
 /**
@@ -72,7 +99,7 @@ export interface StreamQuery {
  */
 export function pageQuery(range: TickRange, limit: number, from?: TickPosition): StreamQuery {
   return {
-    sql: `SELECT ${JSON_COLUMNS}
+    sql: `SELECT ${JSON_COLUMNS}${fieldColumns(range.fields)}
 FROM ticks AS k
 WHERE ${where(range, from)}
 ORDER BY k.t, k.seq
@@ -92,17 +119,23 @@ export type ExportFormat = 'csv' | 'jsonl' | 'parquet';
 
 export const CSV_HEADER = 'timestamp,event_type,side,best_bid,best_ask,price,size\n';
 
+/** The CSV header with the requested opt-in fields appended (CSV_HEADER without any). */
+export function csvHeader(fields: readonly TickField[] | undefined): string {
+  const extra = TICK_FIELDS.filter((f) => fields?.includes(f));
+  return extra.length ? `${CSV_HEADER.trimEnd()},${extra.join(',')}\n` : CSV_HEADER;
+}
+
 /** `side` is free text (outcome labels): quoted per RFC 4180 only when it holds , " or a line break. */
 const CSV_SIDE = `if(match(k.side, '[,"\\r\\n]'), concat('"', replaceAll(k.side, '"', '""'), '"'), k.side)`;
 
-const EXPORTS: Record<ExportFormat, { format: string; sql: (where: string) => string }> = {
+const EXPORTS: Record<ExportFormat, { format: string; sql: (where: string, fields: string) => string }> = {
   // CustomSeparated with the Raw rule prints values unquoted (CSV would quote every string); only
   // `side` can need quoting, done above. The header is CSV_HEADER, written before the engine's bytes:
   // chDB formats every streamed chunk as a separate result, so a WithNames header would repeat.
   csv: {
     format: 'CustomSeparated',
-    sql: (w) => `SELECT toUnixTimestamp64Milli(k.t) AS timestamp, k.event AS event_type, ${CSV_SIDE} AS side,
-  k.best_bid AS best_bid, k.best_ask AS best_ask, k.price AS price, k.size AS size
+    sql: (w, f) => `SELECT toUnixTimestamp64Milli(k.t) AS timestamp, k.event AS event_type, ${CSV_SIDE} AS side,
+  k.best_bid AS best_bid, k.best_ask AS best_ask, k.price AS price, k.size AS size${f}
 FROM ticks AS k
 WHERE ${w}
 ORDER BY k.t, k.seq
@@ -111,7 +144,7 @@ SETTINGS format_custom_escaping_rule = 'Raw', format_custom_field_delimiter = ',
   },
   jsonl: {
     format: 'JSONEachRow',
-    sql: (w) => `SELECT ${JSON_COLUMNS}
+    sql: (w, f) => `SELECT ${JSON_COLUMNS}${f}
 FROM ticks AS k
 WHERE ${w}
 ORDER BY k.t, k.seq
@@ -120,8 +153,8 @@ SETTINGS ${READ_SETTINGS}`,
   // Same members as JSONL; event and side as plain strings (an Enum8 would be written as Int8).
   parquet: {
     format: 'Parquet',
-    sql: (w) => `SELECT toUnixTimestamp64Milli(k.t) AS t, toString(k.event) AS event, toString(k.side) AS side,
-  k.best_bid AS best_bid, k.best_ask AS best_ask, k.price AS price, k.size AS size
+    sql: (w, f) => `SELECT toUnixTimestamp64Milli(k.t) AS t, toString(k.event) AS event, toString(k.side) AS side,
+  k.best_bid AS best_bid, k.best_ask AS best_ask, k.price AS price, k.size AS size${f}
 FROM ticks AS k
 WHERE ${w}
 ORDER BY k.t, k.seq
@@ -132,7 +165,7 @@ SETTINGS ${READ_SETTINGS}`,
 /** Every tick of the range in the export format. */
 export function exportQuery(range: TickRange, format: ExportFormat): StreamQuery {
   const spec = EXPORTS[format];
-  return { sql: spec.sql(where(range)), format: spec.format, params: params(range) };
+  return { sql: spec.sql(where(range), fieldColumns(range.fields)), format: spec.format, params: params(range) };
 }
 
 /**

@@ -22,6 +22,10 @@ export class ReplayPage {
   size = new Float64Array(INITIAL_ROWS);
   /** ticks.book_side's enum value (SIDES). */
   side = new Uint8Array(INITIAL_ROWS);
+  /** A trade's fee rate in basis points; -1 when none is stored. */
+  fee = new Int32Array(INITIAL_ROWS);
+  /** A trade's transaction hash or a market event's raw JSON, by row (rows without one have ''). */
+  readonly textOf = new Map<number, string>();
   /** Rows whose market is not their asset's usual one (`markets`), by row. */
   readonly marketOf = new Map<number, string>();
   /** The levels of the `book` rows, by row. */
@@ -50,6 +54,8 @@ export class ReplayPage {
     into[9] = SIDES[this.side[i]];
     into[10] = levels.bids;
     into[11] = levels.asks;
+    into[12] = this.fee[i] < 0 ? null : this.fee[i];
+    into[13] = this.textOf.get(i) ?? '';
     return into;
   }
 
@@ -66,14 +72,18 @@ export class ReplayPage {
     this.price = grown(this.price, rows);
     this.size = grown(this.size, rows);
     this.side = grown(this.side, rows);
+    this.fee = grown(this.fee, rows);
   }
 }
 
 /** Small reads (a sparse range, a test) stay small; a full window doubles to PAGE_CAP in a few steps. */
 const INITIAL_ROWS = 1024;
 
-/** The enum values of ticks.event and ticks.book_side (clickhouse/001_ticks.sql). */
-const KINDS = [null as never, 'price_change', 'book', 'last_trade_price'] as const;
+/**
+ * The enum values of ticks.event (clickhouse/001_ticks.sql), then those of market_events.event + 3
+ * (012_market_events.sql), and of ticks.book_side.
+ */
+const KINDS = [null as never, 'price_change', 'book', 'last_trade_price', 'tick_size_change', 'best_bid_ask', 'market_resolved', 'new_market'] as const;
 const SIDES = ['', 'BUY', 'SELL'] as const;
 const KIND_BOOK = 2;
 
@@ -81,7 +91,7 @@ const KIND_BOOK = 2;
 const NO_LEVELS: Level[] = [];
 const NO_BOOK = { bids: NO_LEVELS, asks: NO_LEVELS };
 
-function grown<T extends Float64Array | Uint8Array | Uint16Array>(column: T, rows: number): T {
+function grown<T extends Float64Array | Uint8Array | Uint16Array | Int32Array>(column: T, rows: number): T {
   const out = new (column.constructor as new (n: number) => T)(rows);
   out.set(column);
   return out;
@@ -92,7 +102,8 @@ function grown<T extends Float64Array | Uint8Array | Uint16Array>(column: T, row
  * engine streams them. Column encodings, in order: ms Int64, seq UInt64, kind Int8, asset UInt16 (its
  * position in {ids}, from 1), market Nullable(String) (a null byte, then the string when 0),
  * best_bid, best_ask, price and size Float64, side Int8, bids and asks Array(Tuple(Float64, Float64))
- * (a varint count, then the pairs). A row that runs past the chunk is decoded again with the next one.
+ * (a varint count, then the pairs), fee Nullable(UInt16) (a null byte, then the value when 0), text
+ * String (varint length, UTF-8). A row that runs past the chunk is decoded again with the next one.
  */
 export class PageDecoder extends RowBinaryReader {
   constructor(readonly page: ReplayPage) {
@@ -129,8 +140,20 @@ export class PageDecoder extends RowBinaryReader {
     this.pos = at + 33;
     const bids = this.levels();
     const asks = this.levels();
+    this.need(1);
+    let fee = -1;
+    if (b[this.pos++] === 0) {
+      this.need(2);
+      fee = this.uint16(this.pos);
+      this.pos += 2;
+    }
+    this.need(1);
+    // Most rows have no text: skip its one length byte without making a string.
+    const text = b[this.pos] === 0 ? (this.pos++, '') : this.string();
     if (market !== null) p.marketOf.set(n, market);
     if (p.kind[n] === KIND_BOOK) p.levelsOf.set(n, { bids, asks });
+    p.fee[n] = fee;
+    if (text !== '') p.textOf.set(n, text);
     p.length = n + 1;
   }
 }

@@ -70,6 +70,12 @@ export class ReplaySession {
    */
   private readonly requested = new Set<string>();
   private changed = false;
+  private customChanged = false;
+  /**
+   * A subscription asked for `custom_feature_enabled`: best_bid_ask, new_market and market_resolved are
+   * sent too, from the read that the subscription restarts on (it stays on for the connection).
+   */
+  private custom = false;
   private position: ReplayPosition;
   private startedAt = 0;
   private source: { messages: AsyncGenerator<ReplayMessage[]>; abort: AbortController } | null = null;
@@ -126,6 +132,11 @@ export class ReplaySession {
     }
     if (msg.kind === 'bad') return this.close(1008, msg.reason);
     if (msg.kind === 'subscribe') {
+      if (msg.custom && !this.custom) {
+        this.custom = true;
+        // The read restarts with the custom events even when the assets are unchanged.
+        this.customChanged = true;
+      }
       msg.assets.forEach((a) => this.requested.add(a));
       if (this.requested.size > MAX_ASSETS) return this.close(1008, `too many assets: at most ${MAX_ASSETS} per connection`);
     } else {
@@ -204,8 +215,10 @@ export class ReplaySession {
     const clock = this.clock();
     const removed = [...this.subscribed.keys()].filter((asset) => !this.requested.has(asset));
     const added = [...this.requested].filter((asset) => !this.subscribed.has(asset));
+    const custom = this.customChanged;
+    this.customChanged = false;
     // Messages that cancel out (subscribe then unsubscribe before the loop ran) change nothing.
-    if (!removed.length && !added.length) return;
+    if (!removed.length && !added.length && !custom) return;
     for (const asset of removed) this.subscribed.delete(asset);
     for (const asset of added) this.subscribed.set(asset, clock);
     this.stopSource();
@@ -234,7 +247,11 @@ export class ReplaySession {
       if (r[0] <= subscribed.get(r[3])!) return false;
       return r[0] > t || r[1] > seq || (r[1] === seq && !tied.has(r[3]));
     };
-    const messages = replayMessages(this.deps.engine, { assets: [...subscribed.keys()], since: t, to: this.params.to, wanted }, abort.signal);
+    const messages = replayMessages(
+      this.deps.engine,
+      { assets: [...subscribed.keys()], since: t, to: this.params.to, custom: this.custom, wanted },
+      abort.signal,
+    );
     this.source = { messages, abort };
     this.pending = messages.next();
     // Awaited later; a failure before then must not count as unhandled (the loop still sees it).

@@ -1,13 +1,14 @@
 import type { Engine } from '../clickhouse/engine.js';
 import { PageDecoder, ReplayPage } from './replay-page.js';
-import { bookEvent, changeItem, priceChange, type ReplayRow, tradeEvent } from './wire.js';
+import { bookEvent, changeItem, isMarketEvent, priceChange, type ReplayRow, tradeEvent } from './wire.js';
 
 /**
  * The replay's read of the store: every stored event of the subscribed assets from `since` to `to`,
  * merged across assets in (t, seq) order — the arrival order, as seq rises with arrival within a
  * source (asset_id breaks the tie two sources could make). `price_change` and `last_trade_price`
  * come from ticks; a `book` needs its levels, so it comes from the exchange snapshot stored with its
- * tick (book_snapshots, same t and seq).
+ * tick (book_snapshots, same t and seq); the other market-channel events come from market_events, whose
+ * seq is from the same arrival counter (clickhouse/012_market_events.sql).
  *
  * The engine merges the assets, one time window at a time. One query over the whole range cannot
  * stream: `asset_id IN (…) ORDER BY t, seq` makes the engine sort the entire result before its first
@@ -26,6 +27,7 @@ const FIRST_WINDOW_MS = 60_000;
 const MAX_WINDOW_MS = 366 * 86_400_000;
 
 const NO_LEVELS = "CAST([], 'Array(Tuple(price Float64, size Float64))')";
+const NO_FEE = "CAST(NULL, 'Nullable(UInt16)')";
 const WINDOW = "asset_id IN {ids:Array(String)} AND t >= fromUnixTimestamp64Milli({lo:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({hi:Int64}, 'UTC')";
 /**
  * Formatting the result is most of the engine's work here, so rows name their asset by its position
@@ -35,20 +37,33 @@ const WINDOW = "asset_id IN {ids:Array(String)} AND t >= fromUnixTimestamp64Mill
 const ASSET = 'indexOf({ids:Array(String)}, asset_id) AS a, if(market = {markets:Array(String)}[a], NULL, toString(market)) AS m';
 
 /**
+ * The market_events a replay sends (docs/TIME-MACHINE.md §1): tick_size_change always; best_bid_ask,
+ * market_resolved and new_market only to a client that asked for `custom_feature_enabled`, as
+ * Polymarket does.
+ */
+export const MARKET_EVENTS = ['tick_size_change'] as const;
+export const CUSTOM_MARKET_EVENTS = ['tick_size_change', 'best_bid_ask', 'market_resolved', 'new_market'] as const;
+
+/**
  * One window of encoded rows, after the key (after_ms, after_seq, after_asset), at most {cap} rows,
  * in RowBinary for PageDecoder (its column types are listed there; the asset's position fits UInt16
  * as a connection subscribes at most MAX_ASSETS).
  */
 export const PAGE_SQL = `
-SELECT ms, seq, kind, CAST(a, 'UInt16'), m, best_bid, best_ask, price, size, side, bids, asks
+SELECT ms, seq, kind, CAST(a, 'UInt16'), m, best_bid, best_ask, price, size, side, bids, asks, fee, text
 FROM (
   SELECT toUnixTimestamp64Milli(t) AS ms, seq, CAST(event, 'Int8') AS kind, asset_id, ${ASSET}, best_bid, best_ask, price, size,
-         CAST(book_side, 'Int8') AS side, ${NO_LEVELS} AS bids, ${NO_LEVELS} AS asks
+         CAST(book_side, 'Int8') AS side, ${NO_LEVELS} AS bids, ${NO_LEVELS} AS asks, fee_rate_bps AS fee, tx_hash AS text
   FROM ticks WHERE ${WINDOW} AND event != 'book'
   UNION ALL
   SELECT toUnixTimestamp64Milli(t) AS ms, seq, toInt8(2) AS kind, asset_id, ${ASSET}, toFloat64(0) AS best_bid, toFloat64(0) AS best_ask,
-         toFloat64(0) AS price, toFloat64(0) AS size, toInt8(0) AS side, bids, asks
+         toFloat64(0) AS price, toFloat64(0) AS size, toInt8(0) AS side, bids, asks, ${NO_FEE} AS fee, '' AS text
   FROM book_snapshots WHERE ${WINDOW} AND is_checkpoint = 0
+  UNION ALL
+  SELECT toUnixTimestamp64Milli(t) AS ms, seq, toInt8(CAST(event, 'Int8') + 3) AS kind, asset_id, ${ASSET}, toFloat64(0) AS best_bid,
+         toFloat64(0) AS best_ask, toFloat64(0) AS price, toFloat64(0) AS size, toInt8(0) AS side, ${NO_LEVELS} AS bids, ${NO_LEVELS} AS asks,
+         ${NO_FEE} AS fee, raw AS text
+  FROM market_events WHERE ${WINDOW} AND event IN {market_events:Array(String)}
 )
 WHERE (ms, seq, asset_id) > ({after_ms:Int64}, {after_seq:UInt64}, {after_asset:String})
 ORDER BY ms, seq, asset_id
@@ -69,6 +84,7 @@ interface Read {
   engine: Engine;
   assets: string[];
   markets: string[];
+  marketEvents: readonly string[];
   signal: AbortSignal;
 }
 
@@ -88,6 +104,7 @@ async function readPage(read: Read, lo: number, hi: number, after: After | null)
     after_ms: after ? after.ms : lo - 1,
     after_seq: after ? after.seq : 0,
     after_asset: after ? after.asset : '',
+    market_events: read.marketEvents,
     cap: PAGE_CAP,
   };
   // One result of at most PAGE_CAP rows (a few MB), not a stream: on the embedded engine a stream
@@ -104,14 +121,24 @@ async function readPage(read: Read, lo: number, hi: number, after: After | null)
  * The stored events of `assets` with since ≤ t ≤ to in (t, seq) order, one read window at a time;
  * leaving the loop or `signal` cancels the reads.
  */
-export async function* replayPages(engine: Engine, q: { assets: string[]; since: number; to: number }, signal: AbortSignal): AsyncGenerator<ReplayPage> {
+export async function* replayPages(
+  engine: Engine,
+  q: { assets: string[]; since: number; to: number; custom: boolean },
+  signal: AbortSignal,
+): AsyncGenerator<ReplayPage> {
   const abort = new AbortController();
   const stop = () => abort.abort();
   signal.addEventListener('abort', stop, { once: true });
   let next: Promise<Page> | null = null;
   try {
     const known = new Map(await engine.compactRows<[string, string]>(MARKETS_SQL, { params: { ids: q.assets }, signal: abort.signal }));
-    const read: Read = { engine, assets: q.assets, markets: q.assets.map((a) => known.get(a) ?? ''), signal: abort.signal };
+    const read: Read = {
+      engine,
+      assets: q.assets,
+      markets: q.assets.map((a) => known.get(a) ?? ''),
+      marketEvents: q.custom ? CUSTOM_MARKET_EVENTS : MARKET_EVENTS,
+      signal: abort.signal,
+    };
     let window = FIRST_WINDOW_MS;
     next = readPage(read, q.since, Math.min(q.to, q.since + window - 1), null);
     while (next) {
@@ -160,15 +187,20 @@ export interface ReplayMessage {
  * The stored events of `assets` with since ≤ t ≤ to that `wanted` lets through, as wire messages in
  * order, BATCH at a time (so a fast consumer sends many without a promise per message):
  * `price_change` items of one market and one millisecond that are consecutive in arrival
- * order travel in one message, as the exchange sends them; every other event is a message of its own.
+ * order travel in one message, as the exchange sends them; a market event stored for several assets
+ * (new_market, market_resolved: the rows share t and seq) is one message; every other event is a
+ * message of its own.
  */
 export async function* replayMessages(
   engine: Engine,
-  q: { assets: string[]; since: number; to: number; wanted: (row: ReplayRow) => boolean },
+  q: { assets: string[]; since: number; to: number; custom: boolean; wanted: (row: ReplayRow) => boolean },
   signal: AbortSignal,
 ): AsyncGenerator<ReplayMessage[]> {
   // A group may go on in the next window: it is sent once it is complete.
   let group: { market: string; ms: number; items: string[]; seq: number; assets: string[] } | null = null;
+  // A market event held back until its other assets' rows (ORDER BY ms, seq, asset_id: they follow
+  // it, maybe in the next window) have joined it, so the message names every asset it carries.
+  let shared: ReplayMessage | null = null;
   // One row array, refilled for each row of a page: nothing below keeps it.
   const r = [] as unknown as ReplayRow;
   for await (const page of replayPages(engine, q, signal)) {
@@ -180,6 +212,12 @@ export async function* replayMessages(
       }
       if (!q.wanted(page.row(i, r))) continue;
       const [ms, seq, kind, assetId, market] = r;
+      if (shared && shared.ms === ms && shared.seq === seq && shared.text === r[13]) {
+        shared.assets.push(assetId);
+        continue;
+      }
+      if (shared) out.push(shared);
+      shared = null;
       if (kind === 'price_change') {
         if (group && group.market === market && group.ms === ms) {
           group.items.push(changeItem(r));
@@ -194,11 +232,13 @@ export async function* replayMessages(
       }
       if (group) out.push(grouped(group));
       group = null;
-      out.push({ ms, text: kind === 'book' ? bookEvent(r) : tradeEvent(r), events: 1, seq, assets: [assetId] });
+      if (isMarketEvent(kind)) shared = { ms, text: r[13], events: 1, seq, assets: [assetId] };
+      else out.push({ ms, text: kind === 'book' ? bookEvent(r) : tradeEvent(r), events: 1, seq, assets: [assetId] });
     }
     if (out.length) yield out;
   }
   if (group) yield [grouped(group)];
+  if (shared) yield [shared];
 }
 
 function grouped(g: { market: string; ms: number; items: string[]; seq: number; assets: string[] }): ReplayMessage {

@@ -1,17 +1,22 @@
 import type { BookState, Level } from '../book/index.js';
+import type { MarketEventKind } from '../clickhouse/rows.js';
 import { plainNumberText } from '../number-text.js';
 
 /**
  * Stored rows in Polymarket's market-channel shapes (docs/TIME-MACHINE.md §1, docs/INGEST.md §1): every number
  * a string in shortest form, `timestamp` epoch ms as a string, book levels bids ascending and asks
- * descending (best level last) as the exchange lists them. We keep no exchange hash: `hash` is "".
+ * descending (best level last) as the exchange lists them. We keep no exchange hash: `hash` is "". Market
+ * events other than ticks (tick_size_change, best_bid_ask, market_resolved, new_market) are sent as received.
  */
+
+/** The stored event types the replay reads: the ticks' three (ticks.event) and market_events' four. */
+export type ReplayKind = 'price_change' | 'book' | 'last_trade_price' | MarketEventKind;
 
 /** One stored event as the replay reads it (src/replay/store-read.ts). */
 export type ReplayRow = [
   ms: number,
   seq: number,
-  event: 'price_change' | 'book' | 'last_trade_price',
+  event: ReplayKind,
   assetId: string,
   market: string,
   bestBid: number,
@@ -23,9 +28,20 @@ export type ReplayRow = [
   /** book only: levels as stored (bids descending, asks ascending). */
   bids: Level[],
   asks: Level[],
+  /** last_trade_price: the fee rate in basis points when stored, else null. */
+  fee: number | null,
+  /** last_trade_price: the transaction hash ('' when none is stored); a market event: its raw JSON. */
+  text: string,
 ];
 
-/** A number in the exchange's decimal text (shortest round-trip digits, never an exponent). */
+const MARKET_EVENT_KINDS: ReadonlySet<string> = new Set(['tick_size_change', 'best_bid_ask', 'market_resolved', 'new_market']);
+
+/** A market_events row: sent as the event's JSON exactly as it was received (`raw`). */
+export function isMarketEvent(kind: ReplayKind): kind is MarketEventKind {
+  return MARKET_EVENT_KINDS.has(kind);
+}
+
+/** A number in the exchange's decimal text (shortest round-trip digits, never an exponent: src/number-text.ts). */
 export const decimal = plainNumberText;
 
 /**
@@ -81,11 +97,16 @@ export function bookEvent(r: ReplayRow): string {
   return bookText(r[4], r[3], r[0], r[10], r[11]);
 }
 
-/** A stored `last_trade_price`. */
+/**
+ * A stored `last_trade_price`, with `fee_rate_bps` (a string, as on the wire) and `transaction_hash`
+ * when they were stored.
+ */
 export function tradeEvent(r: ReplayRow): string {
+  const fee = r[12] === null ? '' : `,"fee_rate_bps":"${r[12]}"`;
+  const hash = r[13] === '' ? '' : `,"transaction_hash":${JSON.stringify(r[13])}`;
   return (
     `{"event_type":"last_trade_price","market":${marketText.of(r[4])},"asset_id":${assetText.of(r[3])},"price":"${decimal(r[7])}","side":"${r[9]}",` +
-    `"size":"${decimal(r[8])}","timestamp":"${r[0]}"}`
+    `"size":"${decimal(r[8])}","timestamp":"${r[0]}"${fee}${hash}}`
   );
 }
 

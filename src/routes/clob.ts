@@ -7,12 +7,14 @@ import { assertInHistoryWindow, checkHistoryWindow } from '../auth/history-windo
 import { dailyLimit, requirePathKey } from '../auth/middleware.js';
 import { type BookState, quoteOf } from '../book/index.js';
 import type { BookReader } from '../book-history/port.js';
-import { type BookSummary, bookSummary, decimalText, effectiveRules, type TradingRules } from '../clob/book-summary.js';
+import { type BookSummary, bookSummary, decimalText } from '../clob/book-summary.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, notFound } from '../http/errors.js';
 import { renderError } from '../http/render-error.js';
-import { lastTradeAt, tradingRules } from '../queries/clob.js';
+import { type MarketMetadata, tradingRulesAt } from '../instruments/instrument.js';
+import { lastTradeAt, marketMetadata } from '../queries/clob.js';
+import { tradingHistoryAt } from '../queries/instruments.js';
 import { pricesHistory } from '../queries/orderbook.js';
 
 /**
@@ -104,9 +106,11 @@ const BookSummarySchema = z
     bids: z.array(OrderSummary).openapi({ description: 'Price ascending (best last)' }),
     asks: z.array(OrderSummary).openapi({ description: 'Price descending (best last)' }),
     min_order_size: z.string(),
-    tick_size: z.string(),
+    tick_size: z.string().openapi({ description: 'Tick size in force at the instant (stored history, else metadata, else 0.01)' }),
     neg_risk: z.boolean(),
-    last_trade_price: z.string().openapi({ description: 'Last trade at or before the instant; "" when none' }),
+    last_trade_price: z
+      .string()
+      .openapi({ description: 'Last trade at or before the instant (a trade, or the last exchange book’s last_trade_price); "" when none' }),
   })
   .openapi('PolymarketOrderBookSummary');
 
@@ -179,7 +183,8 @@ const lastTradeRoute = createRoute({
     'get',
     'last-trade-price',
     'getClobLastTradePrice',
-    'Polymarket `GET /last-trade-price`: the last trade at or before the instant (taker side); "0.5" and "" when the token has a book but no trade yet',
+    'Polymarket `GET /last-trade-price`: the last trade at or before the instant (taker side); without a stored trade, the last exchange book’s ' +
+      '`last_trade_price` and side "", else "0.5" and ""',
   ),
   request: { params: PathParams, query: TokenQuery },
   responses: {
@@ -190,13 +195,24 @@ const lastTradeRoute = createRoute({
 });
 
 const tickSizeRoute = createRoute({
-  ...route('get', 'tick-size', 'getClobTickSize', 'Polymarket `GET /tick-size`: from market metadata, else Polymarket’s default 0.01'),
+  ...route(
+    'get',
+    'tick-size',
+    'getClobTickSize',
+    'Polymarket `GET /tick-size` at the instant: from the stored history (tick_size_change, new_market, the books’ tick_size), else market metadata, ' +
+      'else Polymarket’s default 0.01',
+  ),
   request: { params: PathParams, query: TokenQuery },
   responses: { 200: json('Tick size, a number', z.object({ minimum_tick_size: z.number() })), ...errorResponses, ...noBookResponse },
 });
 
 const negRiskRoute = createRoute({
-  ...route('get', 'neg-risk', 'getClobNegRisk', 'Polymarket `GET /neg-risk`: from market metadata, else false'),
+  ...route(
+    'get',
+    'neg-risk',
+    'getClobNegRisk',
+    'Polymarket `GET /neg-risk` at the instant: from a stored new_market that states it, else market metadata, else false',
+  ),
   request: { params: PathParams, query: TokenQuery },
   responses: { 200: json('Neg risk', z.object({ neg_risk: z.boolean() })), ...errorResponses, ...noBookResponse },
 });
@@ -277,17 +293,22 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
     }),
   );
 
-  const summaryOf = async (c: Context<AppEnv>, token: string, state: BookState, at: number | null, rules: Map<string, TradingRules>) => {
-    const trade = await lastTradeAt(engine, token, at, c.req.raw.signal);
-    return bookSummary(token, state, rules.get(token), trade?.price ?? null);
+  /** The rules and last trade price as of the instant: history first (docs/TIME-MACHINE.md §5), then metadata, then defaults. */
+  const summaryOf = async (c: Context<AppEnv>, token: string, state: BookState, at: number | null, meta: Map<string, MarketMetadata>) => {
+    const trading = await tradingHistoryAt(engine, token, at, c.req.raw.signal);
+    return bookSummary(token, state, tradingRulesAt(trading, meta.get(token)), trading.lastTrade?.value ?? null);
+  };
+  const rulesAt = async (c: Context<AppEnv>, token: string, at: number | null) => {
+    const [trading, meta] = await Promise.all([tradingHistoryAt(engine, token, at, c.req.raw.signal), marketMetadata(engine, [token], c.req.raw.signal)]);
+    return tradingRulesAt(trading, meta.get(token));
   };
 
   clob.openapi(bookRoute, async (c) => {
     const reader = booksInWindow(c, books, c.req.valid('param').instant);
     const { token_id } = c.req.valid('query');
     const state = await reader.get(token_id, NO_BOOK);
-    const rules = await tradingRules(engine, [token_id], c.req.raw.signal);
-    return c.json(await summaryOf(c, token_id, state, reader.at, rules), 200);
+    const meta = await marketMetadata(engine, [token_id], c.req.raw.signal);
+    return c.json(await summaryOf(c, token_id, state, reader.at, meta), 200);
   });
 
   clob.openapi(booksRoute, async (c) => {
@@ -295,13 +316,13 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
     const tokens = c.req.valid('json').map((item) => item.token_id);
     // A token listed twice is read once.
     const unique = [...new Set(tokens)];
-    const rules = await tradingRules(engine, unique, c.req.raw.signal);
+    const meta = await marketMetadata(engine, unique, c.req.raw.signal);
     const summaries = new Map<string, BookSummary>();
     for (let i = 0; i < unique.length; i += BOOKS_IN_FLIGHT) {
       await Promise.all(
         unique.slice(i, i + BOOKS_IN_FLIGHT).map(async (token) => {
           const state = await reader.find(token);
-          if (state) summaries.set(token, await summaryOf(c, token, state, reader.at, rules));
+          if (state) summaries.set(token, await summaryOf(c, token, state, reader.at, meta));
         }),
       );
     }
@@ -335,23 +356,25 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
       if (reader.at === null) assertInHistoryWindow(c, trade.timestamp);
       return c.json({ price: decimalText(trade.price), side: trade.side }, 200);
     }
-    // Polymarket's answer for a token without trades.
     await reader.get(token_id, NO_BOOK);
-    return c.json({ price: '0.5', side: '' as const }, 200);
+    // No trade stored: the last trade price an exchange book stated (its side unknown), else Polymarket's
+    // answer for a token without trades.
+    const stated = (await tradingHistoryAt(engine, token_id, reader.at, c.req.raw.signal)).lastTrade;
+    return c.json({ price: stated ? decimalText(stated.value) : '0.5', side: '' as const }, 200);
   });
 
   clob.openapi(tickSizeRoute, async (c) => {
     const { token_id } = c.req.valid('query');
-    await booksInWindow(c, books, c.req.valid('param').instant).get(token_id, NO_MARKET);
-    const rules = await tradingRules(engine, [token_id], c.req.raw.signal);
-    return c.json({ minimum_tick_size: effectiveRules(rules.get(token_id)).tick_size }, 200);
+    const reader = booksInWindow(c, books, c.req.valid('param').instant);
+    await reader.get(token_id, NO_MARKET);
+    return c.json({ minimum_tick_size: (await rulesAt(c, token_id, reader.at)).tick_size }, 200);
   });
 
   clob.openapi(negRiskRoute, async (c) => {
     const { token_id } = c.req.valid('query');
-    await booksInWindow(c, books, c.req.valid('param').instant).get(token_id, NO_MARKET);
-    const rules = await tradingRules(engine, [token_id], c.req.raw.signal);
-    return c.json({ neg_risk: effectiveRules(rules.get(token_id)).neg_risk }, 200);
+    const reader = booksInWindow(c, books, c.req.valid('param').instant);
+    await reader.get(token_id, NO_MARKET);
+    return c.json({ neg_risk: (await rulesAt(c, token_id, reader.at)).neg_risk }, 200);
   });
 
   clob.openapi(pricesHistoryRoute, async (c) => {

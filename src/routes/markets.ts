@@ -6,6 +6,7 @@ import { ok } from '../http/envelope.js';
 import { errorResponses, successResponse } from '../http/openapi.js';
 import { intParam, textParam } from '../http/params.js';
 import { listMarkets, marketStats } from '../queries/markets.js';
+import { INSTRUMENT_FIELDS } from './instruments.js';
 
 const marketsQuery = z.object({
   search: textParam('search', 200).optional().openapi({ description: 'Case-insensitive substring of the condition ID or the question' }),
@@ -30,6 +31,8 @@ const MarketEntry = z
         'How many of the entry’s last 7 UTC days (the day of last_seen and the 6 before) had each condition of /v1/coverage; absent conditions had none',
       example: { available: 6, degraded: 1 },
     }),
+    // The instrument as of now, as GET /v1/instruments gives it without a timestamp (additive, docs/API.md §4).
+    ...INSTRUMENT_FIELDS,
   })
   .openapi('MarketEntry');
 

@@ -6,13 +6,23 @@ import type { AppEnv } from '../http/context.js';
 import { STREAMED_LIST_PREFIX, streamedJson, streamedListSuffix } from '../http/envelope.js';
 import { invalidParameter } from '../http/errors.js';
 import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
-import { assetIdParam, enumParam, intParam, orderedRange, textParam, timeParam } from '../http/params.js';
+import { assetIdParam, enumParam, fieldListParam, intParam, orderedRange, textParam, timeParam } from '../http/params.js';
 import { streamResponse } from '../http/stream.js';
-import { CSV_HEADER, type ExportFormat, JsonPage, streamTicksPage, type TickPosition } from '../queries/ticks.js';
+import { csvHeader, type ExportFormat, JsonPage, streamTicksPage, TICK_FIELDS, type TickPosition } from '../queries/ticks.js';
 import { streamTicksExport } from '../queries/ticks-export.js';
 
 const EVENT_TYPES = ['price_change', 'book', 'last_trade_price'] as const;
 const EXPORT_FORMATS = ['csv', 'jsonl', 'parquet'] as const;
+
+const FIELDS_NOTE =
+  '`book_side`: `bid`/`ask` on price_change ticks (the book side the change set), "" otherwise; `taker_side`: `buy`/`sell` on last_trade_price ticks, ' +
+  '"" otherwise (and on trades ingested before the side was kept); `local_t`: when the frame was received, Unix ms with up to 3 decimals (= `t` where ' +
+  'unknown, docs/INGEST.md §4); `seq`: the stored arrival order. Without `fields` the output is exactly the contract’s.';
+
+const fieldsParam = () =>
+  fieldListParam('fields', TICK_FIELDS)
+    .optional()
+    .openapi({ description: `Extra columns after the contract’s, in this order: ${TICK_FIELDS.join(', ')}; or \`all\`. ${FIELDS_NOTE}` });
 
 const ticksQuery = orderedRange(
   z.object({
@@ -22,6 +32,7 @@ const ticksQuery = orderedRange(
     event_type: enumParam('event_type', EVENT_TYPES).optional(),
     limit: intParam('limit', 1, 100_000).optional(),
     cursor: textParam('cursor', 200).optional().openapi({ description: 'meta.next_cursor of the previous page' }),
+    fields: fieldsParam(),
   }),
   'start',
   'end',
@@ -34,6 +45,7 @@ const exportQuery = orderedRange(
     end: timeParam('end'),
     format: enumParam('format', EXPORT_FORMATS).optional(),
     event_type: enumParam('event_type', EVENT_TYPES).optional(),
+    fields: fieldsParam(),
   }),
   'start',
   'end',
@@ -48,6 +60,10 @@ const Tick = z
     best_ask: z.number(),
     price: z.number(),
     size: z.number(),
+    book_side: z.enum(['bid', 'ask', '']).optional().openapi({ description: 'With fields=book_side' }),
+    taker_side: z.enum(['buy', 'sell', '']).optional().openapi({ description: 'With fields=taker_side' }),
+    local_t: z.number().optional().openapi({ description: 'With fields=local_t: receive time, Unix ms with up to 3 decimals' }),
+    seq: z.number().int().optional().openapi({ description: 'With fields=seq: arrival order' }),
   })
   .openapi('Tick');
 
@@ -73,7 +89,8 @@ const exportRoute = createRoute({
   summary: 'Every tick of a range as CSV, JSONL or Parquet, streamed',
   description:
     'CSV header `timestamp,event_type,side,best_bid,best_ask,price,size`; JSONL and Parquet members `t, event, side, best_bid, best_ask, price, size` (`t` ' +
-    'in Unix ms). gzip or zstd per Accept-Encoding. A failure after the headers aborts the connection.',
+    'in Unix ms), then the columns `fields` asks for, in the order book_side, taker_side, local_t, seq. gzip or zstd per Accept-Encoding. A failure ' +
+    'after the headers aborts the connection.',
   security: [{ bearer: [] }],
   request: { query: exportQuery },
   responses: {
@@ -119,7 +136,7 @@ export function registerTicksRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     const from = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
     checkHistoryWindow(c, { explicitStart: q.start });
     const limit = q.limit ?? 10_000;
-    const range = { asset_id: q.asset_id, start: q.start, end: existingEnd(c, q.end), event_type: q.event_type };
+    const range = { asset_id: q.asset_id, start: q.start, end: existingEnd(c, q.end), event_type: q.event_type, fields: q.fields };
     const page = new JsonPage(limit, from);
     const response = await streamResponse(c, streamTicksPage(deps.engine, range, limit, from, c.req.raw.signal), {
       contentType: 'application/json',
@@ -137,11 +154,11 @@ export function registerTicksRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): vo
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.start });
     const format = q.format ?? 'csv';
-    const range = { asset_id: q.asset_id, start: q.start, end: existingEnd(c, q.end), event_type: q.event_type };
+    const range = { asset_id: q.asset_id, start: q.start, end: existingEnd(c, q.end), event_type: q.event_type, fields: q.fields };
     const response = await streamResponse(c, streamTicksExport(deps.engine, range, format, c.req.raw.signal), {
       contentType: CONTENT_TYPES[format],
       headers: { 'Content-Disposition': `attachment; filename="ticks_${q.asset_id}_${q.start}_${q.end}.${format}"` },
-      prefix: format === 'csv' ? CSV_HEADER : undefined,
+      prefix: format === 'csv' ? csvHeader(q.fields) : undefined,
     });
     return response;
   });

@@ -123,3 +123,33 @@ def test_export_progress_line_when_asked(client: tickhouse.Client, walk: Any, tm
     client.export(params["asset_id"], params["start"], params["end"], tmp_path / "t.csv", progress=True)
     last = capsys.readouterr().err.split("\r")[-1]
     assert last.startswith("t.csv: ") and f"  {len(rows):,} rows  (" in last and last.endswith("MB/s)\n")
+
+
+@pytest.mark.parametrize("via", ["auto", "json", "parquet", "csv", "jsonl"])
+def test_fields_all_appends_sides_receive_time_and_arrival_order(client: tickhouse.Client, raw: httpx.Client, walk: Any, via: str) -> None:
+    params, _ = walk
+    end = params["start"] + 3_600_000
+    rows = json_walk(raw, {**params, "end": end, "fields": "all"}, 100_000)
+    assert rows and list(rows[0])[7:] == ["book_side", "taker_side", "local_t", "seq"]
+    expected = expected_frame(rows).assign(
+        book_side=pd.Series([r["book_side"] for r in rows]),
+        taker_side=pd.Series([r["taker_side"] for r in rows]),
+        # local_t: Unix ms with up to 3 decimals → µs.
+        local_t=pd.Series(pd.to_datetime([round(r["local_t"] * 1000) for r in rows], unit="us", utc=True), dtype="datetime64[us, UTC]"),
+        seq=pd.Series([r["seq"] for r in rows], dtype="uint64"),
+    )
+    frame = client.ticks(params["asset_id"], params["start"], end, via=via, fields="all")  # type: ignore[arg-type]
+    pdt.assert_frame_equal(frame, expected, check_exact=True)
+    assert set(frame["book_side"]) <= {"bid", "ask", ""} and set(frame["taker_side"]) <= {"buy", "sell", ""}
+    assert (frame["book_side"] != "").sum() == (frame["event"] == "price_change").sum()
+    # A subset comes back in the service's order, whatever order it is named in.
+    assert list(client.ticks(params["asset_id"], params["start"], end, via=via, fields=["seq", "book_side"]).columns)[7:] == ["book_side", "seq"]  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="fields must name"):
+        client.ticks(params["asset_id"], params["start"], end, fields="side")
+
+
+def test_instrument_is_the_json_api_answer(client: tickhouse.Client, raw: httpx.Client, walk: Any) -> None:
+    params, _ = walk
+    answer = raw.get("/v1/instruments", params={"asset_id": params["asset_id"], "timestamp": params["start"]}).raise_for_status().json()["data"]
+    assert client.instrument(params["asset_id"], params["start"]) == answer
+    assert answer["as_of"] == params["start"] and answer["status"] in ("open", "resolved")

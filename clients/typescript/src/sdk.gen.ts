@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { ExportOrderbookData, ExportOrderbookErrors, ExportOrderbookResponses, ExportTicksData, ExportTicksErrors, ExportTicksResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetBillingStatusData, GetBillingStatusErrors, GetBillingStatusResponses, GetCandlesData, GetCandlesErrors, GetCandlesResponses, GetClobBookData, GetClobBookErrors, GetClobBookResponses, GetClobBooksData, GetClobBooksErrors, GetClobBooksResponses, GetClobLastTradePriceData, GetClobLastTradePriceErrors, GetClobLastTradePriceResponses, GetClobMidpointData, GetClobMidpointErrors, GetClobMidpointResponses, GetClobNegRiskData, GetClobNegRiskErrors, GetClobNegRiskResponses, GetClobPriceData, GetClobPriceErrors, GetClobPriceResponses, GetClobPricesHistoryData, GetClobPricesHistoryErrors, GetClobPricesHistoryResponses, GetClobSpreadData, GetClobSpreadErrors, GetClobSpreadResponses, GetClobTickSizeData, GetClobTickSizeErrors, GetClobTickSizeResponses, GetCoverageData, GetCoverageErrors, GetCoverageResponses, GetExecutionPriceData, GetExecutionPriceErrors, GetExecutionPriceResponses, GetHealthData, GetHealthResponses, GetMarketStatsData, GetMarketStatsErrors, GetMarketStatsResponses, GetMetricsData, GetMetricsResponses, GetOrderBookData, GetOrderBookErrors, GetOrderBookRangeData, GetOrderBookRangeErrors, GetOrderBookRangeResponses, GetOrderBookResponses, GetPriceData, GetPriceErrors, GetPriceResponses, GetPricesHistoryData, GetPricesHistoryErrors, GetPricesHistoryResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSandboxInvoiceData, GetSandboxInvoiceErrors, GetSandboxInvoiceResponses, GetTicksData, GetTicksErrors, GetTicksResponses, ListMarketsData, ListMarketsErrors, ListMarketsResponses, PaySandboxInvoiceData, PaySandboxInvoiceErrors, ReceivePaymentNotificationData, ReceivePaymentNotificationErrors, ReceivePaymentNotificationResponses, RegenerateKeyData, RegenerateKeyErrors, RegenerateKeyResponses, RegisterData, RegisterErrors, RegisterResponses, ReplayMarketData, ReplayMarketErrors, SubscribeData, SubscribeErrors, SubscribeResponses } from './types.gen.js';
+import type { ExportOrderbookData, ExportOrderbookErrors, ExportOrderbookResponses, ExportTicksData, ExportTicksErrors, ExportTicksResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetBillingStatusData, GetBillingStatusErrors, GetBillingStatusResponses, GetCandlesData, GetCandlesErrors, GetCandlesResponses, GetClobBookData, GetClobBookErrors, GetClobBookResponses, GetClobBooksData, GetClobBooksErrors, GetClobBooksResponses, GetClobLastTradePriceData, GetClobLastTradePriceErrors, GetClobLastTradePriceResponses, GetClobMidpointData, GetClobMidpointErrors, GetClobMidpointResponses, GetClobNegRiskData, GetClobNegRiskErrors, GetClobNegRiskResponses, GetClobPriceData, GetClobPriceErrors, GetClobPriceResponses, GetClobPricesHistoryData, GetClobPricesHistoryErrors, GetClobPricesHistoryResponses, GetClobSpreadData, GetClobSpreadErrors, GetClobSpreadResponses, GetClobTickSizeData, GetClobTickSizeErrors, GetClobTickSizeResponses, GetCoverageData, GetCoverageErrors, GetCoverageResponses, GetExecutionPriceData, GetExecutionPriceErrors, GetExecutionPriceResponses, GetHealthData, GetHealthResponses, GetInstrumentData, GetInstrumentErrors, GetInstrumentResponses, GetMarketStatsData, GetMarketStatsErrors, GetMarketStatsResponses, GetMetricsData, GetMetricsResponses, GetOrderBookData, GetOrderBookErrors, GetOrderBookRangeData, GetOrderBookRangeErrors, GetOrderBookRangeResponses, GetOrderBookResponses, GetPriceData, GetPriceErrors, GetPriceResponses, GetPricesHistoryData, GetPricesHistoryErrors, GetPricesHistoryResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSandboxInvoiceData, GetSandboxInvoiceErrors, GetSandboxInvoiceResponses, GetTicksData, GetTicksErrors, GetTicksResponses, ListMarketsData, ListMarketsErrors, ListMarketsResponses, PaySandboxInvoiceData, PaySandboxInvoiceErrors, ReceivePaymentNotificationData, ReceivePaymentNotificationErrors, ReceivePaymentNotificationResponses, RegenerateKeyData, RegenerateKeyErrors, RegenerateKeyResponses, RegisterData, RegisterErrors, RegisterResponses, ReplayMarketData, ReplayMarketErrors, SubscribeData, SubscribeErrors, SubscribeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean> = Options2<TData, ThrowOnError> & {
     /**
@@ -209,17 +209,17 @@ export const getClobMidpoint = <ThrowOnError extends boolean = false>(options: O
 export const getClobSpread = <ThrowOnError extends boolean = false>(options: Options<GetClobSpreadData, ThrowOnError>) => (options.client ?? client).get<GetClobSpreadResponses, GetClobSpreadErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/spread', ...options });
 
 /**
- * Polymarket `GET /last-trade-price`: the last trade at or before the instant (taker side); "0.5" and "" when the token has a book but no trade yet
+ * Polymarket `GET /last-trade-price`: the last trade at or before the instant (taker side); without a stored trade, the last exchange book’s `last_trade_price` and side "", else "0.5" and ""
  */
 export const getClobLastTradePrice = <ThrowOnError extends boolean = false>(options: Options<GetClobLastTradePriceData, ThrowOnError>) => (options.client ?? client).get<GetClobLastTradePriceResponses, GetClobLastTradePriceErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/last-trade-price', ...options });
 
 /**
- * Polymarket `GET /tick-size`: from market metadata, else Polymarket’s default 0.01
+ * Polymarket `GET /tick-size` at the instant: from the stored history (tick_size_change, new_market, the books’ tick_size), else market metadata, else Polymarket’s default 0.01
  */
 export const getClobTickSize = <ThrowOnError extends boolean = false>(options: Options<GetClobTickSizeData, ThrowOnError>) => (options.client ?? client).get<GetClobTickSizeResponses, GetClobTickSizeErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/tick-size', ...options });
 
 /**
- * Polymarket `GET /neg-risk`: from market metadata, else false
+ * Polymarket `GET /neg-risk` at the instant: from a stored new_market that states it, else market metadata, else false
  */
 export const getClobNegRisk = <ThrowOnError extends boolean = false>(options: Options<GetClobNegRiskData, ThrowOnError>) => (options.client ?? client).get<GetClobNegRiskResponses, GetClobNegRiskErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/neg-risk', ...options });
 
@@ -266,7 +266,7 @@ export const getTicks = <ThrowOnError extends boolean = false>(options: Options<
 /**
  * Every tick of a range as CSV, JSONL or Parquet, streamed
  *
- * CSV header `timestamp,event_type,side,best_bid,best_ask,price,size`; JSONL and Parquet members `t, event, side, best_bid, best_ask, price, size` (`t` in Unix ms). gzip or zstd per Accept-Encoding. A failure after the headers aborts the connection.
+ * CSV header `timestamp,event_type,side,best_bid,best_ask,price,size`; JSONL and Parquet members `t, event, side, best_bid, best_ask, price, size` (`t` in Unix ms), then the columns `fields` asks for, in the order book_side, taker_side, local_t, seq. gzip or zstd per Accept-Encoding. A failure after the headers aborts the connection.
  */
 export const exportTicks = <ThrowOnError extends boolean = false>(options: Options<ExportTicksData, ThrowOnError>) => (options.client ?? client).get<ExportTicksResponses, ExportTicksErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -293,5 +293,16 @@ export const getCandles = <ThrowOnError extends boolean = false>(options: Option
 export const getCoverage = <ThrowOnError extends boolean = false>(options: Options<GetCoverageData, ThrowOnError>) => (options.client ?? client).get<GetCoverageResponses, GetCoverageErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/coverage',
+    ...options
+});
+
+/**
+ * An outcome token’s trading rules, fees and status as they were at any millisecond (default: now)
+ *
+ * Each field as of the instant from the stored market channel (tick_size_change, new_market, market_resolved, the books’ tick_size), falling back to market metadata (Gamma) and then Polymarket’s defaults (tick 0.01, minimum order 5, not neg-risk); `source` names which (docs/TIME-MACHINE.md §5).
+ */
+export const getInstrument = <ThrowOnError extends boolean = false>(options: Options<GetInstrumentData, ThrowOnError>) => (options.client ?? client).get<GetInstrumentResponses, GetInstrumentErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/instruments',
     ...options
 });

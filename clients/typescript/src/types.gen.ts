@@ -66,6 +66,56 @@ export type MarketEntry = {
         missing?: number;
         unknown?: number;
     };
+    outcome: string;
+    tick_size: number;
+    min_order_size: number;
+    neg_risk: boolean;
+    /**
+     * What is known of the fee schedule; null = not stated anywhere
+     */
+    fees: {
+        enabled: boolean | null;
+        /**
+         * Gamma takerBaseFee / new_market taker_base_fee (basis points)
+         */
+        taker_base_fee: number | null;
+        maker_base_fee: number | null;
+        /**
+         * fee_schedule.rate: taker fee = size × rate × (p × (1 − p))^exponent (docs/TIME-MACHINE.md §5)
+         */
+        rate: number | null;
+        exponent: number | null;
+        taker_only: boolean | null;
+        /**
+         * Share of taker fees rebated to makers
+         */
+        rebate_rate: number | null;
+    };
+    status: 'open' | 'resolved';
+    /**
+     * From market_resolved; null while open
+     */
+    winner: {
+        asset_id: string;
+        outcome: string;
+    } | null;
+    /**
+     * Unix ms of the stored market_resolved; null while open
+     */
+    resolved_at: number | null;
+    /**
+     * Where each field comes from: stored history as of the instant, market metadata (Gamma, today’s), or Polymarket’s default
+     */
+    source: {
+        market: 'history' | 'metadata' | 'default';
+        outcome: 'history' | 'metadata' | 'default';
+        question: 'history' | 'metadata' | 'default';
+        tick_size: 'history' | 'metadata' | 'default';
+        min_order_size: 'history' | 'metadata' | 'default';
+        neg_risk: 'history' | 'metadata' | 'default';
+        fees: 'history' | 'metadata' | 'default';
+        status: 'history' | 'metadata' | 'default';
+    };
 };
 
 export type MarketStats = {
@@ -162,10 +212,13 @@ export type PolymarketOrderBookSummary = {
      */
     asks: Array<PolymarketOrderSummary>;
     min_order_size: string;
+    /**
+     * Tick size in force at the instant (stored history, else metadata, else 0.01)
+     */
     tick_size: string;
     neg_risk: boolean;
     /**
-     * Last trade at or before the instant; "" when none
+     * Last trade at or before the instant (a trade, or the last exchange book’s last_trade_price); "" when none
      */
     last_trade_price: string;
 };
@@ -187,6 +240,22 @@ export type Tick = {
     best_ask: number;
     price: number;
     size: number;
+    /**
+     * With fields=book_side
+     */
+    book_side?: 'bid' | 'ask' | '';
+    /**
+     * With fields=taker_side
+     */
+    taker_side?: 'buy' | 'sell' | '';
+    /**
+     * With fields=local_t: receive time, Unix ms with up to 3 decimals
+     */
+    local_t?: number;
+    /**
+     * With fields=seq: arrival order
+     */
+    seq?: number;
 };
 
 export type Candle = {
@@ -254,6 +323,66 @@ export type Coverage = {
         ticks: number;
         gap_ms: number;
     }>;
+};
+
+export type Instrument = {
+    asset_id: string;
+    market: string;
+    question: string;
+    outcome: string;
+    tick_size: number;
+    min_order_size: number;
+    neg_risk: boolean;
+    /**
+     * What is known of the fee schedule; null = not stated anywhere
+     */
+    fees: {
+        enabled: boolean | null;
+        /**
+         * Gamma takerBaseFee / new_market taker_base_fee (basis points)
+         */
+        taker_base_fee: number | null;
+        maker_base_fee: number | null;
+        /**
+         * fee_schedule.rate: taker fee = size × rate × (p × (1 − p))^exponent (docs/TIME-MACHINE.md §5)
+         */
+        rate: number | null;
+        exponent: number | null;
+        taker_only: boolean | null;
+        /**
+         * Share of taker fees rebated to makers
+         */
+        rebate_rate: number | null;
+    };
+    status: 'open' | 'resolved';
+    /**
+     * From market_resolved; null while open
+     */
+    winner: {
+        asset_id: string;
+        outcome: string;
+    } | null;
+    /**
+     * Unix ms of the stored market_resolved; null while open
+     */
+    resolved_at: number | null;
+    /**
+     * Where each field comes from: stored history as of the instant, market metadata (Gamma, today’s), or Polymarket’s default
+     */
+    source: {
+        market: 'history' | 'metadata' | 'default';
+        outcome: 'history' | 'metadata' | 'default';
+        question: 'history' | 'metadata' | 'default';
+        tick_size: 'history' | 'metadata' | 'default';
+        min_order_size: 'history' | 'metadata' | 'default';
+        neg_risk: 'history' | 'metadata' | 'default';
+        fees: 'history' | 'metadata' | 'default';
+        status: 'history' | 'metadata' | 'default';
+    };
+    /**
+     * The instant answered for, Unix ms
+     */
+    as_of: number;
 };
 
 export type GetHealthData = {
@@ -1775,6 +1904,10 @@ export type GetTicksData = {
          * meta.next_cursor of the previous page
          */
         cursor?: string;
+        /**
+         * Extra columns after the contract’s, in this order: book_side, taker_side, local_t, seq; or `all`. `book_side`: `bid`/`ask` on price_change ticks (the book side the change set), "" otherwise; `taker_side`: `buy`/`sell` on last_trade_price ticks, "" otherwise (and on trades ingested before the side was kept); `local_t`: when the frame was received, Unix ms with up to 3 decimals (= `t` where unknown, docs/INGEST.md §4); `seq`: the stored arrival order. Without `fields` the output is exactly the contract’s.
+         */
+        fields?: string;
     };
     url: '/v1/ticks';
 };
@@ -1833,6 +1966,10 @@ export type ExportTicksData = {
         end: number;
         format?: 'csv' | 'jsonl' | 'parquet';
         event_type?: 'price_change' | 'book' | 'last_trade_price';
+        /**
+         * Extra columns after the contract’s, in this order: book_side, taker_side, local_t, seq; or `all`. `book_side`: `bid`/`ask` on price_change ticks (the book side the change set), "" otherwise; `taker_side`: `buy`/`sell` on last_trade_price ticks, "" otherwise (and on trades ingested before the side was kept); `local_t`: when the frame was received, Unix ms with up to 3 decimals (= `t` where unknown, docs/INGEST.md §4); `seq`: the stored arrival order. Without `fields` the output is exactly the contract’s.
+         */
+        fields?: string;
     };
     url: '/v1/ticks/export';
 };
@@ -1984,3 +2121,58 @@ export type GetCoverageResponses = {
 };
 
 export type GetCoverageResponse = GetCoverageResponses[keyof GetCoverageResponses];
+
+export type GetInstrumentData = {
+    body?: never;
+    path?: never;
+    query: {
+        asset_id: string;
+        timestamp?: number;
+    };
+    url: '/v1/instruments';
+};
+
+export type GetInstrumentErrors = {
+    /**
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
+     */
+    400: Error;
+    /**
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
+     */
+    401: Error;
+    /**
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
+     */
+    403: Error;
+    /**
+     * Not found: no book at or before that time, or no such invoice; `detail` holds only `message`
+     */
+    404: NotFound;
+    /**
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     */
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     */
+    503: Error;
+};
+
+export type GetInstrumentError = GetInstrumentErrors[keyof GetInstrumentErrors];
+
+export type GetInstrumentResponses = {
+    /**
+     * The instrument at the instant
+     */
+    200: {
+        success: true;
+        data: Instrument;
+    };
+};
+
+export type GetInstrumentResponse = GetInstrumentResponses[keyof GetInstrumentResponses];

@@ -1,6 +1,6 @@
 import type { Engine } from '../../clickhouse/engine.js';
 import { EngineUnavailableError } from '../../clickhouse/errors.js';
-import type { BookCheckRow, CaptureRow, MarketRow, SnapshotRow, TickRow } from '../../clickhouse/rows.js';
+import type { BookCheckRow, CaptureRow, MarketEventRow, MarketRow, SnapshotRow, TickRow } from '../../clickhouse/rows.js';
 import { errorText, log } from '../../log.js';
 import type { RowSink } from '../normalizer.js';
 import { BatchWriter, type IngestTable } from '../writer.js';
@@ -48,6 +48,7 @@ interface Batch {
   markets: MarketRow[];
   checks: BookCheckRow[];
   captures: CaptureRow[];
+  marketEvents: MarketEventRow[];
   size: number;
 }
 
@@ -63,7 +64,7 @@ interface Batch {
  */
 export class BufferedSink implements RowSink {
   readonly stats: SinkStats = {
-    stored: { ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0, capture_events: 0 },
+    stored: { ticks: 0, book_snapshots: 0, markets: 0, book_checks: 0, capture_events: 0, market_events: 0 },
     pending: 0,
     full: false,
     failures: 0,
@@ -102,6 +103,11 @@ export class BufferedSink implements RowSink {
 
   capture(row: CaptureRow): void {
     this.current.captures.push(row);
+    this.added();
+  }
+
+  marketEvent(row: MarketEventRow): void {
+    this.current.marketEvents.push(row);
     this.added();
   }
 
@@ -198,6 +204,7 @@ export class BufferedSink implements RowSink {
     for (const row of batch.snapshots) writer.snapshot(row);
     for (const row of batch.checks) writer.bookCheck(row);
     for (const row of batch.captures) writer.capture(row);
+    for (const row of batch.marketEvents) writer.marketEvent(row);
     const started = performance.now();
     await writer.flush();
     this.stats.lastInsertMs = performance.now() - started;
@@ -208,6 +215,6 @@ export class BufferedSink implements RowSink {
   }
 
   private emptyBatch(): Batch {
-    return { no: this.nextNo++, ticks: [], snapshots: [], markets: [], checks: [], captures: [], size: 0 };
+    return { no: this.nextNo++, ticks: [], snapshots: [], markets: [], checks: [], captures: [], marketEvents: [], size: 0 };
   }
 }

@@ -24,7 +24,8 @@ export interface ArchiveStats {
 }
 
 /**
- * Raw frames, one per line exactly as received, appended to `<dir>/polymarket-YYYY-MM-DD.jsonl.gz`
+ * Raw frames, one per line exactly as received (the recorder prefixes each with its receive time,
+ * docs/INGEST.md §3; capture records go in as they are), appended to `<dir>/polymarket-YYYY-MM-DD.jsonl.gz`
  * (UTC day of receipt). Every chunk is written as a complete gzip member with one append: a file is
  * always a valid concatenation of members (which gunzip and `npm run ingest -- replay` read as one
  * stream), and a crash loses at most the last unwritten second, never the file.

@@ -1,5 +1,6 @@
 import type { MarketRow } from '../../clickhouse/rows.js';
-import { type GammaMarket, isRecord, parseGammaMarkets } from '../gamma.js';
+import { type GammaMarket, parseGammaMarkets } from '../gamma.js';
+import { isRecord } from '../wire-values.js';
 
 /** Gamma's largest page. */
 const PAGE_SIZE = 500;

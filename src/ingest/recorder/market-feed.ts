@@ -1,5 +1,6 @@
 import WebSocket from 'ws';
 import { errorText, log } from '../../log.js';
+import { receivedNow } from '../receive-time.js';
 import { recorderMetrics } from './metrics.js';
 
 export interface FeedOptions {
@@ -9,8 +10,11 @@ export interface FeedOptions {
   staleAfterMs: number;
   reconnectMinMs: number;
   reconnectMaxMs: number;
-  /** Every text message exactly as received (frames and `PONG`), in arrival order per socket. */
-  onMessage: (text: string, socket: number) => void;
+  /**
+   * Every text message exactly as received (frames and `PONG`), in arrival order per socket, with its
+   * receive time (Unix µs, taken as the message event fires).
+   */
+  onMessage: (text: string, socket: number, receivedAt: number) => void;
   /** Each socket's lifecycle, for the capture records; called before the messages that follow it. */
   onSocketEvent?: (event: SocketEvent) => void;
 }
@@ -185,11 +189,12 @@ class MarketSocket {
       else this.armWatchdog();
     });
     ws.on('message', (data, isBinary) => {
+      const receivedAt = receivedNow();
       if (this.closing) return;
       // The backoff restarts only once the server has spoken: an accept-then-drop loop keeps backing off.
       this.attempt = 0;
       this.armWatchdog();
-      this.options.onMessage(isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString(), this.id);
+      this.options.onMessage(isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString(), this.id, receivedAt);
     });
     ws.on('error', (err) => {
       if (!this.closing) log.warn('recorder socket error', { socket: this.id, error: errorText(err) });

@@ -3,6 +3,7 @@ import type { Engine } from '../../clickhouse/engine.js';
 import { log } from '../../log.js';
 import { type CaptureRecord, captureLine } from '../capture-record.js';
 import { Normalizer, type RowSink, type SeqSource } from '../normalizer.js';
+import { receiveTimePrefix } from '../receive-time.js';
 import { BufferedSink } from './buffered-sink.js';
 import { MarketDiscovery } from './discovery.js';
 import { FrameArchive } from './frame-archive.js';
@@ -83,7 +84,7 @@ export class Recorder {
       reconnectMinMs: options.reconnectMinMs,
       reconnectMaxMs: options.reconnectMaxMs,
       onSocketEvent: (e) => this.onSocketEvent(e),
-      onMessage: (text, socket) => this.onMessage(text, socket),
+      onMessage: (text, socket, receivedAt) => this.onMessage(text, socket, receivedAt),
     });
     this.subscriptions = new PendingSubscriptions(this.feed, options);
     this.discovery = new MarketDiscovery(options, (changed) => {
@@ -119,7 +120,7 @@ export class Recorder {
       pongs: this.pongs,
       malformed: n.malformed,
       unknown: n.unknown,
-      rows: n.ticks + n.snapshots + n.checkpoints + n.markets,
+      rows: n.ticks + n.snapshots + n.checkpoints + n.markets + n.marketEvents,
       sockets: f.sockets,
       connected: f.connected,
       assets: f.assets,
@@ -155,6 +156,7 @@ export class Recorder {
       },
       bookCheck: (row) => this.sink.bookCheck(row),
       capture: (row) => this.sink.capture(row),
+      marketEvent: (row) => this.sink.marketEvent(row),
       market: (row) => {
         this.sink.market(row);
         this.subscriptions.onMarket(row.asset_id);
@@ -162,7 +164,12 @@ export class Recorder {
     };
   }
 
-  private onMessage(text: string, socket: number): void {
+  /**
+   * A frame and its receive time (Unix µs): the archive line carries the time as its prefix
+   * (docs/INGEST.md §3) and every row of the frame stores it as local_t, so replaying the archive
+   * stores the rows recorded live.
+   */
+  private onMessage(text: string, socket: number, receivedAt: number): void {
     if (this.stopped) return;
     if (text === 'PONG') {
       this.pongs++;
@@ -170,10 +177,10 @@ export class Recorder {
     }
     this.frames++;
     recorderMetrics.frames.inc();
-    this.archive?.append(text);
+    this.archive?.append(receiveTimePrefix(receivedAt) + text, Math.floor(receivedAt / 1000));
     const malformed = this.normalizer.stats.malformed;
     this.resync.frameFrom(socket);
-    this.normalizer.push(text);
+    this.normalizer.push(text, receivedAt);
     if (this.normalizer.stats.malformed !== malformed) this.malformed.record(text, this.normalizer.stats.malformed);
     const resynced = this.resync.takeResynced();
     if (resynced.length > 0) this.capture('resync', socket, resynced);

@@ -79,7 +79,7 @@ export class MalformedFrameLog {
 
 /** Rows in the tables a user reads (capture records and drift checks left out). */
 export function storedRows(s: SinkStats): number {
-  return s.stored.ticks + s.stored.book_snapshots + s.stored.markets;
+  return s.stored.ticks + s.stored.book_snapshots + s.stored.markets + s.stored.market_events;
 }
 
 /** The default report: a `recorder status` log line. */

@@ -203,40 +203,57 @@ class Client:
     # --- ticks ----------------------------------------------------------------------------------
 
     def ticks(
-        self, asset_id: AssetId, start: TimeLike, end: TimeLike, event_type: EventType | None = None, *, as_: Output = "pandas", via: Via = "auto"
+        self,
+        asset_id: AssetId,
+        start: TimeLike,
+        end: TimeLike,
+        event_type: EventType | None = None,
+        *,
+        as_: Output = "pandas",
+        via: Via = "auto",
+        fields: str | Sequence[str] | None = None,
     ) -> Any:
         """Every tick of ``asset_id`` in ``[start, end]`` (inclusive), ascending, as a frame with
         columns ``t`` (UTC timestamp, ms), ``event``, ``side``, ``best_bid``, ``best_ask``, ``price``, ``size``.
+
+        ``fields="all"`` (or some of ``"book_side"``, ``"taker_side"``, ``"local_t"``, ``"seq"``) appends
+        those columns (docs/API.md §4): ``book_side`` ``bid``/``ask`` of a price change, ``taker_side``
+        ``buy``/``sell`` of a trade (``""`` otherwise), ``local_t`` when the frame was received (UTC
+        timestamp, µs), ``seq`` the arrival order.
 
         ``via="auto"`` answers a range of up to 10,000 ticks from one JSON page and a larger one
         from one Parquet export; ``"json"`` walks ``/v1/ticks`` pages by ``next_cursor``; ``"parquet"``,
         ``"csv"`` and ``"jsonl"`` read that export format. All give the same frame.
         """
+        names = _frames.tick_fields(fields)
+        schema = _frames.tick_schema(names)
         params = {"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end"), "event_type": event_type}
+        if names:
+            params["fields"] = ",".join(names)
         if via in ("parquet", "csv", "jsonl"):
-            table = self._ticks_export(params, via)
+            table = self._ticks_export(params, via, schema)
         elif via == "json":
-            table = self._ticks_pages(params, _MAX_TICKS_PAGE)
+            table = self._ticks_pages(params, _MAX_TICKS_PAGE, schema)
         elif via == "auto":
             first = self._t.json("GET", "/v1/ticks", params={**params, "limit": AUTO_PROBE_ROWS})
             complete = first["meta"]["next_cursor"] is None
-            table = _frames.ticks_from_rows(first["data"]) if complete else self._ticks_export(params, "parquet")
+            table = _frames.ticks_from_rows(first["data"], schema) if complete else self._ticks_export(params, "parquet", schema)
         else:
             raise ValueError(f'via must be "auto", "json", "parquet", "csv" or "jsonl"; got {via!r}')
         return _frames.convert(table, as_)
 
-    def _ticks_pages(self, params: dict[str, Any], limit: int) -> pa.Table:
+    def _ticks_pages(self, params: dict[str, Any], limit: int, schema: pa.Schema = _frames.TICK_SCHEMA) -> pa.Table:
         tables = []
         cursor = None
         while True:
             answer = self._t.json("GET", "/v1/ticks", params={**params, "limit": limit, "cursor": cursor})
-            tables.append(_frames.ticks_from_rows(answer["data"]))
+            tables.append(_frames.ticks_from_rows(answer["data"], schema))
             cursor = answer["meta"]["next_cursor"]
             if cursor is None:
                 return pa.concat_tables(tables).combine_chunks()
 
-    def _ticks_export(self, params: dict[str, Any], format: TickFormat) -> pa.Table:
-        return _frames.read_ticks(self._download("/v1/ticks/export", {**params, "format": format}, format), format)
+    def _ticks_export(self, params: dict[str, Any], format: TickFormat, schema: pa.Schema = _frames.TICK_SCHEMA) -> pa.Table:
+        return _frames.read_ticks(self._download("/v1/ticks/export", {**params, "format": format}, format), format, schema)
 
     def _download(self, path: str, params: dict[str, Any], format: str) -> bytes:
         # Parquet is compressed already: a second compression would only cost CPU on both ends.
@@ -305,6 +322,12 @@ class Client:
             schema=_frames.CANDLE_SCHEMA,
         )
         return _frames.convert(table, as_)
+
+    def instrument(self, asset_id: AssetId, at: TimeLike | None = None) -> dict[str, Any]:
+        """``GET /v1/instruments`` (docs/TIME-MACHINE.md §5): tick size, minimum order, neg-risk, fees,
+        status and winner of ``asset_id`` as they were at ``at`` (default now), with ``source`` naming
+        where each comes from (``history``, ``metadata`` or ``default``)."""
+        return _object(self._t.json("GET", "/v1/instruments", params={"asset_id": str(asset_id), "timestamp": _ms(at, "at")})["data"])
 
     def coverage(self, asset_id: AssetId, start: TimeLike, end: TimeLike) -> dict[str, Any]:
         """``GET /v1/coverage`` (docs/TIME-MACHINE.md §4): captured intervals, gaps, reconnects, book

@@ -1,0 +1,95 @@
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
+import { checkHistoryWindow, existingEnd } from '../auth/history-window.js';
+import type { AppDeps } from '../deps.js';
+import type { AppEnv } from '../http/context.js';
+import { ok } from '../http/envelope.js';
+import { notFound } from '../http/errors.js';
+import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
+import { assetIdParam, timeParam } from '../http/params.js';
+import { instrumentAt } from '../instruments/instrument.js';
+import { marketMetadata } from '../queries/clob.js';
+import { listingHistoryAt, tradingHistoryAt } from '../queries/instruments.js';
+
+const SOURCE = z.enum(['history', 'metadata', 'default']);
+
+export const FeesSchema = z
+  .object({
+    enabled: z.boolean().nullable(),
+    taker_base_fee: z.number().nullable().openapi({ description: 'Gamma takerBaseFee / new_market taker_base_fee (basis points)' }),
+    maker_base_fee: z.number().nullable(),
+    rate: z.number().nullable().openapi({ description: 'fee_schedule.rate: taker fee = size × rate × (p × (1 − p))^exponent (docs/TIME-MACHINE.md §5)' }),
+    exponent: z.number().nullable(),
+    taker_only: z.boolean().nullable(),
+    rebate_rate: z.number().nullable().openapi({ description: 'Share of taker fees rebated to makers' }),
+  })
+  .openapi({ description: 'What is known of the fee schedule; null = not stated anywhere' });
+
+/** The instrument fields (also on /v1/markets entries, as of now). */
+export const INSTRUMENT_FIELDS = {
+  outcome: z.string(),
+  tick_size: z.number(),
+  min_order_size: z.number(),
+  neg_risk: z.boolean(),
+  fees: FeesSchema,
+  status: z.enum(['open', 'resolved']),
+  winner: z.object({ asset_id: z.string(), outcome: z.string() }).nullable().openapi({ description: 'From market_resolved; null while open' }),
+  resolved_at: z.number().int().nullable().openapi({ description: 'Unix ms of the stored market_resolved; null while open' }),
+  source: z
+    .object({
+      market: SOURCE,
+      outcome: SOURCE,
+      question: SOURCE,
+      tick_size: SOURCE,
+      min_order_size: SOURCE,
+      neg_risk: SOURCE,
+      fees: SOURCE,
+      status: SOURCE,
+    })
+    .openapi({
+      description: 'Where each field comes from: stored history as of the instant, market metadata (Gamma, today’s), or Polymarket’s default',
+    }),
+};
+
+const InstrumentSchema = z
+  .object({
+    asset_id: z.string(),
+    market: z.string(),
+    question: z.string(),
+    ...INSTRUMENT_FIELDS,
+    as_of: z.number().int().openapi({ description: 'The instant answered for, Unix ms (a later timestamp than now + 1 minute answers as of then)' }),
+  })
+  .openapi('Instrument');
+
+const instrumentsRoute = createRoute({
+  method: 'get',
+  path: '/v1/instruments',
+  operationId: 'getInstrument',
+  tags: ['markets'],
+  summary: 'An outcome token’s trading rules, fees and status as they were at any millisecond (default: now)',
+  description:
+    'Each field as of the instant from the stored market channel (tick_size_change, new_market, market_resolved, the books’ tick_size), falling back ' +
+    'to market metadata (Gamma) and then Polymarket’s defaults (tick 0.01, minimum order 5, not neg-risk); `source` names which (docs/TIME-MACHINE.md §5).',
+  security: [{ bearer: [] }],
+  request: { query: z.object({ asset_id: assetIdParam(), timestamp: timeParam('timestamp').optional() }) },
+  responses: { 200: successResponse('The instrument at the instant', InstrumentSchema), ...errorResponses(...DATA_ERRORS, 404) },
+});
+
+export function registerInstrumentsRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
+  const { engine } = deps;
+  app.openapi(instrumentsRoute, async (c) => {
+    const q = c.req.valid('query');
+    checkHistoryWindow(c, { explicitStart: q.timestamp });
+    // No later event can exist than now + the clock lead: a later instant answers as that one does (as_of says so).
+    const at = existingEnd(c, q.timestamp ?? deps.clock.now());
+    const signal = c.req.raw.signal;
+    const [trading, listing, meta] = await Promise.all([
+      tradingHistoryAt(engine, q.asset_id, at, signal),
+      listingHistoryAt(engine, q.asset_id, at, signal),
+      marketMetadata(engine, [q.asset_id], signal),
+    ]);
+    const instrument = instrumentAt(q.asset_id, at, trading, listing, meta.get(q.asset_id));
+    if (!instrument) throw notFound(`No market data or metadata for asset ${q.asset_id}.`);
+    return ok(c, instrument);
+  });
+}
