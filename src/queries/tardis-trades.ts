@@ -8,10 +8,10 @@ import { RECEIVE_TIME_US } from './receive-time.js';
  * `last_trade_price` of one asset in [start, end), in (t, seq) order (the primary key's: one range
  * read, already sorted), as `exchange,symbol,timestamp,local_timestamp,id,side,price,amount` lines.
  * `side` is the taker side Polymarket sent, lower-cased (`unknown` for trades stored before it was
- * kept); `id` is empty: no trade id is stored.
+ * kept); `id` the trade's transaction hash (empty when none was stored: Tardis's "no id").
  */
 const TRADES_SQL = `
-SELECT {exchange:String}, asset_id, toUnixTimestamp64Milli(t) * 1000, ${RECEIVE_TIME_US}, '',
+SELECT {exchange:String}, asset_id, toUnixTimestamp64Milli(t) * 1000, ${RECEIVE_TIME_US}, tx_hash,
        if(book_side = '', 'unknown', lower(toString(book_side))), ${plainNumberSql('price')}, ${plainNumberSql('size')}
 FROM ticks
 WHERE asset_id = {asset_id:String} AND event = 'last_trade_price'

@@ -1,4 +1,5 @@
 import type { Engine } from '../clickhouse/engine.js';
+import { receiveTimePrefix } from '../ingest/receive-time.js';
 import { disconnectTimes } from '../queries/disconnects.js';
 import { replayMessages } from './store-read.js';
 import type { ReplayRow } from './wire.js';
@@ -8,8 +9,9 @@ import type { ReplayRow } from './wire.js';
  * for the same assets and times (replayMessages: Polymarket's shapes, (t, arrival) order, a
  * `price_change` per market and millisecond), each on a line `<local timestamp> <message JSON>`, and
  * an empty line where the recorder lost its connection to one of the assets. The local timestamp is
- * the message's receive time as Tardis writes it: ISO 8601 UTC with 7 decimals and `Z`, 28
- * characters, which the Tardis clients cut at a fixed index.
+ * the message's receive time (local_t) as Tardis writes it: ISO 8601 UTC with 7 decimals and `Z`, 28
+ * characters, which the Tardis clients cut at a fixed index — the frame-file line format's prefix
+ * (src/ingest/receive-time.ts), shared.
  */
 export interface FeedSlice {
   /** Every asset a filter names. */
@@ -21,18 +23,15 @@ export interface FeedSlice {
   hi: number;
 }
 
-/** `YYYY-MM-DDTHH:MM:SS.fffffffZ ` for a receive time in Unix ms (the 7th decimal and the µs below ms are 0 until receive times are stored in µs). */
-export function localTimePrefix(ms: number): string {
-  return `${new Date(ms).toISOString().slice(0, 23)}0000Z `;
-}
-
 export async function* feedChunks(engine: Engine, slice: FeedSlice, signal: AbortSignal): AsyncGenerator<Buffer> {
   const closes = await disconnectTimes(engine, { assets: slice.assets, lo: slice.lo, hi: slice.hi }, signal);
   let nextClose = 0;
-  // The last prefix made: messages of one millisecond share it.
-  let prefixMs = Number.NaN;
+  // The last prefix made: the messages of one frame share it.
+  let prefixUs = Number.NaN;
   let prefix = '';
-  const messages = replayMessages(engine, { assets: slice.assets, since: slice.lo, to: slice.hi - 1, wanted: slice.wanted }, signal);
+  // custom: every market event tickhouse stores goes out when its channel is asked (Tardis records with
+  // custom_feature_enabled, docs/TARDIS.md §2).
+  const messages = replayMessages(engine, { assets: slice.assets, since: slice.lo, to: slice.hi - 1, custom: true, wanted: slice.wanted }, signal);
   for await (const batch of messages) {
     let text = '';
     for (const m of batch) {
@@ -41,9 +40,9 @@ export async function* feedChunks(engine: Engine, slice: FeedSlice, signal: Abor
         text += '\n';
         nextClose++;
       }
-      if (m.ms !== prefixMs) {
-        prefixMs = m.ms;
-        prefix = localTimePrefix(m.ms);
+      if (m.localUs !== prefixUs) {
+        prefixUs = m.localUs;
+        prefix = receiveTimePrefix(m.localUs);
       }
       text += `${prefix}${m.text}\n`;
     }

@@ -27,9 +27,9 @@ const MAX_SLICE_MINUTES = 1440;
 /** Assets one request may name, as one replay WebSocket may subscribe. */
 const MAX_ASSETS = 500;
 /** Channels tickhouse stores, by the market channel's event_type (Tardis's channel names for Polymarket). */
-const STORED_CHANNELS = ['book', 'price_change', 'last_trade_price'] as const;
-/** Tardis's other Polymarket channels: accepted in filters, never stored here, so never sent. */
-const OTHER_CHANNELS = ['best_bid_ask', 'tick_size_change', 'new_market', 'market_resolved', 'sport_result'];
+const STORED_CHANNELS = ['book', 'price_change', 'last_trade_price', 'tick_size_change', 'best_bid_ask', 'new_market', 'market_resolved'] as const;
+/** Tardis's other Polymarket channel (the sports feed): accepted in filters, never recorded here, so never sent. */
+const OTHER_CHANNELS = ['sport_result'];
 
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?)?Z?$/;
 
