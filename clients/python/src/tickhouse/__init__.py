@@ -1,6 +1,6 @@
 """tickhouse: Polymarket ticks, order books and candles from a tickhouse service, as DataFrames."""
 
-from ._client import AUTO_PROBE_ROWS, Book, Client
+from ._client import AUTO_PROBE_ROWS, Book, Client, TardisEndpoint
 from ._export import ExportResult
 from ._time import to_ms
 from .errors import (
@@ -31,6 +31,7 @@ __all__ = [
     "RateLimitExceeded",
     "ReplayClosed",
     "ServiceUnavailable",
+    "TardisEndpoint",
     "TickhouseError",
     "TooManyRegistrations",
     "to_ms",

@@ -64,6 +64,15 @@ class Book:
         )
 
 
+@dataclass(frozen=True)
+class TardisEndpoint:
+    """The two endpoints Tardis's own clients take (docs/TARDIS.md): ``datasets`` for
+    ``tardis_dev.download_datasets(..., endpoint=)``, ``replay`` for ``tardis_dev.replay(..., endpoint=)``."""
+
+    datasets: str
+    replay: str
+
+
 class Client:
     """A tickhouse API client.
 
@@ -92,6 +101,13 @@ class Client:
     @property
     def api_key(self) -> str | None:
         return self._t.api_key
+
+    @property
+    def tardis_endpoint(self) -> TardisEndpoint:
+        """Where Tardis's clients find tickhouse: pass ``.datasets`` or ``.replay`` as their ``endpoint``
+        (with ``api_key=client.api_key``) and they download and replay this service's history."""
+        base = self._t.base_url.rstrip("/")
+        return TardisEndpoint(datasets=f"{base}/v1/tardis/datasets", replay=f"{base}/v1/tardis")
 
     def close(self) -> None:
         self._t.close()
