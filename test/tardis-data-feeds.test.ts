@@ -43,7 +43,8 @@ beforeAll(async () => {
   const summary = await replayLines(svc.te.engine, stamped, { sourceId: 'tardis-feeds' });
   expect(summary.normalizer.malformed).toBe(0);
   await svc.te.engine.command(
-    `INSERT INTO capture_events (asset_id, t, seq, run, socket, kind) VALUES ('1001', fromUnixTimestamp64Milli(toInt64(${CLOSE_AT}), 'UTC'), 1, 'r', 1, 'close')`,
+    'INSERT INTO capture_events (asset_id, t, seq, run, socket, kind) ' +
+      `VALUES ('1001', fromUnixTimestamp64Milli(toInt64(${CLOSE_AT}), 'UTC'), 1, 'r', 1, 'close')`,
   );
 }, 120_000);
 
@@ -73,7 +74,9 @@ async function wsMessages(assets: string[], lo: number, hi: number): Promise<str
   return got.filter((m, i) => !(i === 0 && m.startsWith('[')));
 }
 
-const filtersAll = JSON.stringify(['book', 'price_change', 'last_trade_price', 'tick_size_change', 'best_bid_ask'].map((channel) => ({ channel, symbols: ALL })));
+const filtersAll = JSON.stringify(
+  ['book', 'price_change', 'last_trade_price', 'tick_size_change', 'best_bid_ask'].map((channel) => ({ channel, symbols: ALL })),
+);
 
 describe('slices', () => {
   it('hold the replay WebSocket’s messages in order, each after its receive time; an empty line at a disconnect', async () => {
@@ -133,7 +136,9 @@ describe('errors', () => {
     expect(await param({ from, filters: '[{"channel":"trades","symbols":["1001"]}]' })).toEqual([400, 'filters']);
     expect(await param({ from: 'yesterday', filters: filtersAll })).toEqual([400, 'from']);
     expect(await param({ from: new Date(START + 86_400_000).toISOString(), filters: filtersAll })).toEqual([400, 'offset']);
-    const none = await svc.app.request(`/v1/tardis/data-feeds/polymarket?from=${from}&filters=${encodeURIComponent(filtersAll)}`, { headers: { authorization: '' } });
+    const none = await svc.app.request(`/v1/tardis/data-feeds/polymarket?from=${from}&filters=${encodeURIComponent(filtersAll)}`, {
+      headers: { authorization: '' },
+    });
     expect(none.status).toBe(401);
   });
 });

@@ -57,7 +57,9 @@ function remember(line: string, local: number): void {
 beforeAll(async () => {
   // Some trades carry a transaction hash (the Tardis trade id), as Polymarket's do now.
   // Frames only (the generator's keep-alives carry no time).
-  const lines = frames.lines.filter((l) => l.startsWith('{') || l.startsWith('[')).map((l, i) => (l.includes('"last_trade_price"') && i % 2 === 0 ? l.replace('"event_type"', `"transaction_hash":"${HASH}","event_type"`) : l));
+  const lines = frames.lines
+    .filter((l) => l.startsWith('{') || l.startsWith('['))
+    .map((l, i) => (l.includes('"last_trade_price"') && i % 2 === 0 ? l.replace('"event_type"', `"transaction_hash":"${HASH}","event_type"`) : l));
   const stamped = lines.map((l, i) => stamp(l, i));
   for (const [i, s] of stamped.entries()) {
     model.push(lines[i]);
@@ -127,7 +129,8 @@ describe('files', () => {
       .filter((a) => a.e.event_type === 'last_trade_price' && a.t >= MIDNIGHT && a.t < MIDNIGHT + 86_400_000)
       .map(
         (a) =>
-          `polymarket,${ASSET},${a.t * 1000},${a.local},${a.e.transaction_hash ?? ''},${String(a.e.side).toLowerCase()},${Number(a.e.price)},${Number(a.e.size)}`,
+          `polymarket,${ASSET},${a.t * 1000},${a.local},${a.e.transaction_hash ?? ''},` +
+          `${String(a.e.side).toLowerCase()},${Number(a.e.price)},${Number(a.e.size)}`,
       );
     expect(rows.length).toBeGreaterThan(5);
     expect(rows.some((r) => r.includes(HASH))).toBe(true);

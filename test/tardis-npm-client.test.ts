@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -34,9 +34,13 @@ const frames = generateFrames(20261128, 800, START);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'tickhouse-tardis-npm-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', `${dir}/key.pem`, '-out', `${dir}/cert.pem`], {
-    stdio: 'ignore',
-  });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', `${dir}/key.pem`, '-out', `${dir}/cert.pem`],
+    {
+      stdio: 'ignore',
+    },
+  );
   // The throwaway certificate is trusted by nobody: this worker accepts it (the client has no option for a CA).
   process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
   app = await startDataApp(START + 2 * 86_400_000);

@@ -1,6 +1,6 @@
 import { type BookSide, type Level, OrderBook } from '../book/index.js';
-import type { TimedBookEvent } from '../book-history/event-fold.js';
 import { KIND_CHANGE, SIDE_BUY } from '../book-history/event-decoder.js';
+import type { TimedBookEvent } from '../book-history/event-fold.js';
 import { ChunkBuffer } from './chunk-buffer.js';
 import { endRow, NUMBER_BYTES, numberCell, rowStart, TIME_BYTES } from './tardis-rows.js';
 
@@ -34,10 +34,11 @@ export class IncrementalBookWriter {
   /** An event came before the day: the asset had a book when it began. */
   private before = false;
   private opened = false;
-  /** The last row written belongs to a snapshot, and its times. */
+  /** The last row written belongs to a snapshot. */
   private inSnapshot = false;
-  private lastUs = 0;
-  private lastLocalUs = 0;
+  /** The times of the rows being written (set by `at`), µs. */
+  private us = 0;
+  private localUs = 0;
 
   constructor(
     private readonly prefix: Buffer,
@@ -51,36 +52,52 @@ export class IncrementalBookWriter {
       this.before = true;
       return;
     }
-    const us = e.ms * 1000;
     if (!this.opened) {
       this.opened = true;
-      if (this.before) this.snapshot(book, this.dayStart * 1000, this.dayStart * 1000);
-      else if (e.kind !== KIND_CHANGE) return this.snapshot(OrderBook.of(e.bids, e.asks), us, e.localUs);
-      else this.snapshot(EMPTY, us, e.localUs);
+      if (this.before) this.dayStartSnapshot(book);
+      else {
+        this.at(e.ms * 1000, e.localUs);
+        if (e.kind !== KIND_CHANGE) return this.snapshot(OrderBook.of(e.bids, e.asks));
+        this.snapshot(EMPTY);
+      }
     }
+    this.at(e.ms * 1000, e.localUs);
     if (e.kind === KIND_CHANGE) {
-      this.row(UPDATE, e.bookSide === SIDE_BUY ? 'bid' : 'ask', e.price, e.size, us, e.localUs);
+      this.row(UPDATE, e.bookSide === SIDE_BUY ? 'bid' : 'ask', e.price, e.size);
       return;
     }
     const next = OrderBook.of(e.bids, e.asks);
-    this.changes('ask', book.side('ask'), next.side('ask'), us, e.localUs);
-    this.changes('bid', book.side('bid'), next.side('bid'), us, e.localUs);
+    this.changes('ask', book.side('ask'), next.side('ask'));
+    this.changes('bid', book.side('bid'), next.side('bid'));
   }
 
   finish(book: OrderBook): void {
-    if (!this.opened && this.before) this.snapshot(book, this.dayStart * 1000, this.dayStart * 1000);
-    if (this.inSnapshot) this.row(UPDATE, 'bid', 0, 0, this.lastUs, this.lastLocalUs);
+    if (!this.opened && this.before) this.dayStartSnapshot(book);
+    // At the last rows' times.
+    if (this.inSnapshot) this.row(UPDATE, 'bid', 0, 0);
   }
 
-  private snapshot(book: OrderBook, us: number, localUs: number): void {
-    for (const level of book.side('ask')) this.row(SNAPSHOT, 'ask', level.price, level.size, us, localUs);
-    this.row(SNAPSHOT, 'ask', CLOSE_ASKS.price, CLOSE_ASKS.size, us, localUs);
-    for (const level of book.side('bid')) this.row(SNAPSHOT, 'bid', level.price, level.size, us, localUs);
-    this.row(SNAPSHOT, 'bid', CLOSE_BIDS.price, CLOSE_BIDS.size, us, localUs);
+  /** The rows that follow are at these times. */
+  private at(us: number, localUs: number): void {
+    this.us = us;
+    this.localUs = localUs;
+  }
+
+  /** The book as the day began, at 00:00 (no frame was received then: both times are the day's start). */
+  private dayStartSnapshot(book: OrderBook): void {
+    this.at(this.dayStart * 1000, this.dayStart * 1000);
+    this.snapshot(book);
+  }
+
+  private snapshot(book: OrderBook): void {
+    for (const level of book.side('ask')) this.row(SNAPSHOT, 'ask', level.price, level.size);
+    this.row(SNAPSHOT, 'ask', CLOSE_ASKS.price, CLOSE_ASKS.size);
+    for (const level of book.side('bid')) this.row(SNAPSHOT, 'bid', level.price, level.size);
+    this.row(SNAPSHOT, 'bid', CLOSE_BIDS.price, CLOSE_BIDS.size);
   }
 
   /** One row per price whose size differs between two sides (best first, both), 0 for a level gone. */
-  private changes(side: BookSide, old: readonly Level[], next: readonly Level[], us: number, localUs: number): void {
+  private changes(side: BookSide, old: readonly Level[], next: readonly Level[]): void {
     // Best first on both: a merge. For asks a lower price is better, for bids a higher one.
     const sign = side === 'ask' ? 1 : -1;
     let i = 0;
@@ -90,23 +107,23 @@ export class IncrementalBookWriter {
       const b = next[j];
       const order = a === undefined ? 1 : b === undefined ? -1 : sign * (a.price - b.price);
       if (order < 0) {
-        this.row(UPDATE, side, a.price, 0, us, localUs);
+        this.row(UPDATE, side, a.price, 0);
         i++;
       } else if (order > 0) {
-        this.row(UPDATE, side, b.price, b.size, us, localUs);
+        this.row(UPDATE, side, b.price, b.size);
         j++;
       } else {
-        if (a.size !== b.size) this.row(UPDATE, side, b.price, b.size, us, localUs);
+        if (a.size !== b.size) this.row(UPDATE, side, b.price, b.size);
         i++;
         j++;
       }
     }
   }
 
-  private row(kind: Buffer, side: BookSide, price: number, amount: number, us: number, localUs: number): void {
+  private row(kind: Buffer, side: BookSide, price: number, amount: number): void {
     const out = this.out;
     out.room();
-    rowStart(out, this.prefix, us, localUs);
+    rowStart(out, this.prefix, this.us, this.localUs);
     out.buf.set(kind, out.pos);
     out.pos += kind.length;
     out.buf.set(SIDE_TEXT[side], out.pos);
@@ -115,7 +132,5 @@ export class IncrementalBookWriter {
     numberCell(out, amount);
     endRow(out);
     this.inSnapshot = kind === SNAPSHOT;
-    this.lastUs = us;
-    this.lastLocalUs = localUs;
   }
 }

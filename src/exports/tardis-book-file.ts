@@ -1,9 +1,9 @@
 import { OrderBook } from '../book/index.js';
 import type { EventVisitor, TimedBookEvent } from '../book-history/event-fold.js';
 import type { ChunkBuffer } from './chunk-buffer.js';
-import { TARDIS_EXCHANGE, type TardisDataType, tardisHeader } from './tardis-csv.js';
 import { IncrementalBookWriter } from './tardis-book-changes.js';
 import { BookTopsWriter } from './tardis-book-tops.js';
+import { TARDIS_EXCHANGE, type TardisDataType, tardisHeader } from './tardis-csv.js';
 
 /**
  * The Tardis files made from folded books (docs/TARDIS.md §1): incremental_book_L2, book_snapshot_N
@@ -29,11 +29,7 @@ export interface TardisFileScope {
   dayStart: number;
 }
 
-export async function* tardisBookChunks(
-  type: Exclude<TardisDataType, 'trades'>,
-  scope: TardisFileScope,
-  source: BookEventSource,
-): AsyncGenerator<Buffer> {
+export async function* tardisBookChunks(type: Exclude<TardisDataType, 'trades'>, scope: TardisFileScope, source: BookEventSource): AsyncGenerator<Buffer> {
   const prefix = Buffer.from(`${TARDIS_EXCHANGE},${scope.symbol},`, 'latin1');
   const writer: TardisBookWriter =
     type === 'incremental_book_L2'

@@ -41,9 +41,7 @@ const fromParam = () =>
     const [y, mo, d, h = 0, mi = 0] = m.slice(1, 6).map((v) => Number(v ?? 0));
     const at = Date.UTC(y, mo - 1, d, h, mi);
     const back = new Date(at);
-    return y >= 1970 && back.getUTCMonth() === mo - 1 && back.getUTCDate() === d && back.getUTCHours() === h && back.getUTCMinutes() === mi
-      ? at
-      : undefined;
+    return y >= 1970 && back.getUTCMonth() === mo - 1 && back.getUTCDate() === d && back.getUTCHours() === h && back.getUTCMinutes() === mi ? at : undefined;
   }).openapi({ type: 'string', example: '2026-11-20T00:00:00.000Z' });
 
 type Filters = Map<string, Set<string>>;
