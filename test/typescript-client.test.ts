@@ -77,6 +77,7 @@ describe('every read endpoint through the generated client', () => {
   });
 
   const range = { asset_id: ASSET, start: START, end: NOW };
+  const TRADE_FILTER = JSON.stringify([{ channel: 'last_trade_price', symbols: [ASSET] }]);
   const CLOB = `/v1/clob/{key}/at/${NOW - 1_000_000}`;
   const clobPath = () => ({ key: t.key, instant: String(NOW - 1_000_000) });
   /** Each GET operation of the document: its client call and the same request as a plain URL. */
@@ -165,9 +166,9 @@ describe('every read endpoint through the generated client', () => {
           sdk.getTardisDataFeed({
             client,
             path: { exchange: 'polymarket' },
-            query: { from: new Date(START).toISOString(), filters: JSON.stringify([{ channel: 'last_trade_price', symbols: [ASSET] }]), sliceSize: 30 },
+            query: { from: new Date(START).toISOString(), filters: TRADE_FILTER, sliceSize: 30 },
           }),
-        url: `/v1/tardis/data-feeds/polymarket?from=${new Date(START).toISOString()}&filters=${encodeURIComponent(JSON.stringify([{ channel: 'last_trade_price', symbols: [ASSET] }]))}&sliceSize=30`,
+        url: `/v1/tardis/data-feeds/polymarket?from=${new Date(START).toISOString()}&filters=${encodeURIComponent(TRADE_FILTER)}&sliceSize=30`,
         text: true,
       },
     };
