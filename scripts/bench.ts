@@ -17,7 +17,7 @@ import type { BenchContext, BenchFn, BenchRow } from './bench/types.js';
  */
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)), '.bench-data');
 /** Modules other issues contribute; each exports one or more `bench*` functions (BenchFn). */
-const CONTRIBUTED = ['orderbook', 'book', 'auth', 'recorder', 'ingest', 'replay', 'python-client'];
+const CONTRIBUTED = ['orderbook', 'book', 'auth', 'recorder', 'ingest', 'replay', 'python-client', 'tardis'];
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 

@@ -212,6 +212,20 @@ describe('files', () => {
     });
   }
 
+  it('a day without events: the book as it began, then a no-op update (hftbacktest applies a snapshot at the next update)', async () => {
+    const { text } = await file('incremental_book_L2', '2025/12/19');
+    const book = model.bookAt(ASSET, MIDNIGHT + 86_400_000)!;
+    const at = `polymarket,${ASSET},${(MIDNIGHT + 86_400_000) * 1000},${(MIDNIGHT + 86_400_000) * 1000}`;
+    expect(text.split('\n').slice(1)).toEqual([
+      ...book.asks.map((l) => `${at},true,ask,${l.price},${l.size}`),
+      `${at},true,ask,1,0`,
+      ...book.bids.map((l) => `${at},true,bid,${l.price},${l.size}`),
+      `${at},true,bid,0,0`,
+      `${at},false,bid,0,0`,
+      '',
+    ]);
+  });
+
   it('the first day of an asset starts at its first book', async () => {
     const { text } = await file('incremental_book_L2', '2025/12/17');
     const first = (arrived.get(ASSET) ?? [])[0];
