@@ -65,7 +65,7 @@ beforeAll(async () => {
     model.push(lines[i]);
     remember(lines[i], s.local);
   }
-  app = await startDataApp(MIDNIGHT + 2 * 86_400_000);
+  app = await startDataApp(MIDNIGHT + 3 * 86_400_000);
   const summary = await replayLines(
     app.te.engine,
     stamped.map((s) => s.line),
@@ -236,7 +236,7 @@ describe('files', () => {
 describe('errors', () => {
   it('never 404 for no data; 400 for an unfinished day, a bad date or type; 401 without a key; 403 before the plan window', async () => {
     expect((await file('trades', DAY_PATH, '424242')).text).toBe('exchange,symbol,timestamp,local_timestamp,id,side,price,amount\n');
-    const today = new Date(MIDNIGHT + 2 * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '/');
+    const today = new Date(MIDNIGHT + 3 * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '/');
     const unfinished = await file('trades', today);
     expect([unfinished.res.status, JSON.parse(unfinished.text).detail.param]).toEqual([400, 'day']);
     expect(unfinished.text).not.toContain('ISO 8601 format');
