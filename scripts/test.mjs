@@ -21,7 +21,7 @@ if (!existsSync('/usr/bin/chromium')) {
   skipped.push('dashboard browser suite: /usr/bin/chromium is not installed (apt-get install chromium)');
 }
 // The Python client's suite needs its package and test extras: pip install './clients/python[test]'.
-const pythonReady = has('python3', ['-c', 'import tickhouse, pytest, polars, schemathesis, mypy, py_clob_client, ruff']);
+const pythonReady = has('python3', ['-c', 'import tickhouse, pytest, polars, schemathesis, mypy, py_clob_client, ruff, tardis_dev, hftbacktest']);
 if (!pythonReady) {
   if (process.env.TEST_REQUIRE_PYTHON === '1')
     fail("the Python client's test dependencies are missing but TEST_REQUIRE_PYTHON=1 (pip install './clients/python[test]')");

@@ -78,7 +78,7 @@ def test_download_rebuilds_the_service_book(files: dict[str, Path], raw: httpx.C
     """Tardis's documented rebuild of incremental_book_L2 equals /v1/orderbook at 200 sampled instants."""
     asset = str(big_asset["asset_id"])
     table = rows(files["incremental_book_L2"])
-    assert table[0] == "exchange,symbol,timestamp,local_timestamp,is_snapshot,side,price,amount".split(",")
+    assert table[0] == ["exchange", "symbol", "timestamp", "local_timestamp", "is_snapshot", "side", "price", "amount"]
     body = table[1:]
     times = sorted({int(r[2]) for r in body})
     assert len(times) > SAMPLES
