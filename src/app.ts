@@ -24,6 +24,8 @@ import { registerOhlcvRoutes } from './routes/ohlcv.js';
 import { registerOrderbookRoutes } from './routes/orderbook.js';
 import { registerOrderbookExportRoute } from './routes/orderbook-export.js';
 import { registerReplayRoutes } from './routes/replay.js';
+import { registerTardisDataFeedsRoute } from './routes/tardis-data-feeds.js';
+import { registerTardisDatasetsRoute } from './routes/tardis-datasets.js';
 import { registerTicksRoutes } from './routes/ticks.js';
 
 /**
@@ -39,6 +41,7 @@ export const DATA_PATHS = [
   '/v1/execution-price',
   '/v1/coverage',
   '/v1/instruments',
+  '/v1/tardis/*',
 ];
 /** The replay WebSocket's handshake: counted like DATA_PATHS, authenticated by header or `key`. */
 export const REPLAY_PATH = '/v1/replay/market';
@@ -94,6 +97,8 @@ export function createApp(deps: AppDeps) {
   registerCoverageRoutes(app, deps);
   registerInstrumentsRoutes(app, deps);
   registerMcpRoutes(app, deps, books);
+  registerTardisDatasetsRoute(app, deps);
+  registerTardisDataFeedsRoute(app, deps);
   registerDashboard(app);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'API key from POST /v1/register' });

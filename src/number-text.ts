@@ -25,8 +25,37 @@ export function numberText(n: number): string {
   return k < 0 ? `-${text}` : text;
 }
 
+/**
+ * numberText without the exponent form String() switches to below 1e-6 and from 1e21: the decimal
+ * text exchanges and Tardis files write (Polymarket never sends such a number, but a stored value
+ * must still print as one).
+ */
+export function plainNumberText(n: number): string {
+  const s = numberText(n);
+  if (!s.includes('e')) return s;
+  const [digits, exp] = s.split('e');
+  const e = Number(exp);
+  const negative = digits.startsWith('-');
+  const [int, frac = ''] = (negative ? digits.slice(1) : digits).split('.');
+  const all = int + frac;
+  const point = int.length + e;
+  const body =
+    point <= 0 ? `0.${'0'.repeat(-point)}${all}` : point >= all.length ? all + '0'.repeat(point - all.length) : `${all.slice(0, point)}.${all.slice(point)}`;
+  return negative ? `-${body}` : body;
+}
+
+/** writeNumber, with plainNumberText's digits for the numbers String() writes with an exponent. */
+export function writePlainNumber(buf: Buffer, pos: number, n: number): number {
+  const abs = Math.abs(n);
+  if (abs === 0 || (abs >= 1e-6 && abs < 1e21) || Number.isNaN(n)) return writeNumber(buf, pos, n);
+  return writeText(buf, pos, plainNumberText(n));
+}
+
 /** Bytes numberText may need: the longest String() of a double has 25 characters (-0.0000012345678901234567). */
 export const MAX_NUMBER_BYTES = 25;
+
+/** Bytes writePlainNumber may need: the plain digits of the smallest double (5e-324) take 326, a sign one more. */
+export const MAX_PLAIN_NUMBER_BYTES = 330;
 
 /**
  * The decimals of each thousandth as bytes, '.' and up to three digits packed little-endian in one

@@ -77,76 +77,101 @@ describe('every read endpoint through the generated client', () => {
   });
 
   const range = { asset_id: ASSET, start: START, end: NOW };
+  const TRADE_FILTER = JSON.stringify([{ channel: 'last_trade_price', symbols: [ASSET] }]);
   const CLOB = `/v1/clob/{key}/at/${NOW - 1_000_000}`;
   const clobPath = () => ({ key: t.key, instant: String(NOW - 1_000_000) });
   /** Each GET operation of the document: its client call and the same request as a plain URL. */
-  const calls: Record<string, { call: () => Promise<{ response: Response; data?: unknown; error?: unknown }>; url: string; text?: boolean }> = {
-    getHealth: { call: () => sdk.getHealth({ client }), url: '/healthz' },
-    getReadiness: { call: () => sdk.getReadiness({ client }), url: '/readyz' },
-    getMetrics: { call: () => sdk.getMetrics({ client, parseAs: 'text' }), url: '/metrics', text: true },
-    getAccount: { call: () => sdk.getAccount({ client }), url: '/v1/me' },
-    getBillingStatus: { call: () => sdk.getBillingStatus({ client }), url: '/v1/billing/status' },
-    listMarkets: { call: () => sdk.listMarkets({ client, query: { limit: 5 } }), url: '/v1/markets?limit=5' },
-    getMarketStats: { call: () => sdk.getMarketStats({ client }), url: '/v1/markets/stats' },
-    getOrderBook: {
-      call: () => sdk.getOrderBook({ client, query: { asset_id: ASSET, timestamp: NOW - 1_000_000, limit: 5 } }),
-      url: `/v1/orderbook?asset_id=${ASSET}&timestamp=${NOW - 1_000_000}&limit=5`,
-    },
-    getOrderBookRange: {
-      call: () => sdk.getOrderBookRange({ client, query: { asset_id: ASSET, since: START, until: NOW, interval: 600_000, depth: 3 } }),
-      url: `/v1/orderbook/range?asset_id=${ASSET}&since=${START}&until=${NOW}&interval=600000&depth=3`,
-    },
-    getPrice: { call: () => sdk.getPrice({ client, query: { asset_id: ASSET } }), url: `/v1/price?asset_id=${ASSET}` },
-    getPricesHistory: {
-      call: () => sdk.getPricesHistory({ client, query: { ...range, fidelity: 600 } }),
-      url: `/v1/prices-history?asset_id=${ASSET}&start=${START}&end=${NOW}&fidelity=600`,
-    },
-    getExecutionPrice: {
-      call: () => sdk.getExecutionPrice({ client, query: { asset_id: ASSET, side: 'BUY', amount: 250, timestamp: NOW } }),
-      url: `/v1/execution-price?asset_id=${ASSET}&side=BUY&amount=250&timestamp=${NOW}`,
-    },
-    getTicks: {
-      call: () => sdk.getTicks({ client, query: { ...range, limit: 50, fields: 'all' } }),
-      url: `/v1/ticks?asset_id=${ASSET}&start=${START}&end=${NOW}&limit=50&fields=all`,
-    },
-    getInstrument: {
-      call: () => sdk.getInstrument({ client, query: { asset_id: ASSET, timestamp: START } }),
-      url: `/v1/instruments?asset_id=${ASSET}&timestamp=${START}`,
-    },
-    exportTicks: {
-      call: () => sdk.exportTicks({ client, query: range, parseAs: 'text' }),
-      url: `/v1/ticks/export?asset_id=${ASSET}&start=${START}&end=${NOW}`,
-      text: true,
-    },
-    exportOrderbook: {
-      call: () => sdk.exportOrderbook({ client, query: { ...range, depth: 3 }, parseAs: 'text' }),
-      url: `/v1/orderbook/export?asset_id=${ASSET}&start=${START}&end=${NOW}&depth=3`,
-      text: true,
-    },
-    getCandles: {
-      call: () => sdk.getCandles({ client, query: { asset_id: ASSET, resolution: '5m', start: START } }),
-      url: `/v1/ohlcv?asset_id=${ASSET}&resolution=5m&start=${START}`,
-    },
-    // Polymarket-compatible: the key is a path segment ({key} below is the test key).
-    getClobBook: { call: () => sdk.getClobBook({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/book?token_id=${ASSET}` },
-    getClobPrice: {
-      call: () => sdk.getClobPrice({ client, path: clobPath(), query: { token_id: ASSET, side: 'SELL' } }),
-      url: `${CLOB}/price?token_id=${ASSET}&side=SELL`,
-    },
-    getClobMidpoint: { call: () => sdk.getClobMidpoint({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/midpoint?token_id=${ASSET}` },
-    getClobSpread: { call: () => sdk.getClobSpread({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/spread?token_id=${ASSET}` },
-    getClobLastTradePrice: {
-      call: () => sdk.getClobLastTradePrice({ client, path: clobPath(), query: { token_id: ASSET } }),
-      url: `${CLOB}/last-trade-price?token_id=${ASSET}`,
-    },
-    getClobTickSize: { call: () => sdk.getClobTickSize({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/tick-size?token_id=${ASSET}` },
-    getClobNegRisk: { call: () => sdk.getClobNegRisk({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/neg-risk?token_id=${ASSET}` },
-    getClobPricesHistory: {
-      call: () => sdk.getClobPricesHistory({ client, path: clobPath(), query: { market: ASSET, startTs: START / 1000, fidelity: 10 } }),
-      url: `${CLOB}/prices-history?market=${ASSET}&startTs=${START / 1000}&fidelity=10`,
-    },
-    getCoverage: { call: () => sdk.getCoverage({ client, query: range }), url: `/v1/coverage?asset_id=${ASSET}&start=${START}&end=${NOW}` },
-  };
+  const calls: Record<string, { call: () => Promise<{ response: Response; data?: unknown; error?: unknown }>; url: string; text?: boolean; bytes?: boolean }> =
+    {
+      getHealth: { call: () => sdk.getHealth({ client }), url: '/healthz' },
+      getReadiness: { call: () => sdk.getReadiness({ client }), url: '/readyz' },
+      getMetrics: { call: () => sdk.getMetrics({ client, parseAs: 'text' }), url: '/metrics', text: true },
+      getAccount: { call: () => sdk.getAccount({ client }), url: '/v1/me' },
+      getBillingStatus: { call: () => sdk.getBillingStatus({ client }), url: '/v1/billing/status' },
+      listMarkets: { call: () => sdk.listMarkets({ client, query: { limit: 5 } }), url: '/v1/markets?limit=5' },
+      getMarketStats: { call: () => sdk.getMarketStats({ client }), url: '/v1/markets/stats' },
+      getOrderBook: {
+        call: () => sdk.getOrderBook({ client, query: { asset_id: ASSET, timestamp: NOW - 1_000_000, limit: 5 } }),
+        url: `/v1/orderbook?asset_id=${ASSET}&timestamp=${NOW - 1_000_000}&limit=5`,
+      },
+      getOrderBookRange: {
+        call: () => sdk.getOrderBookRange({ client, query: { asset_id: ASSET, since: START, until: NOW, interval: 600_000, depth: 3 } }),
+        url: `/v1/orderbook/range?asset_id=${ASSET}&since=${START}&until=${NOW}&interval=600000&depth=3`,
+      },
+      getPrice: { call: () => sdk.getPrice({ client, query: { asset_id: ASSET } }), url: `/v1/price?asset_id=${ASSET}` },
+      getPricesHistory: {
+        call: () => sdk.getPricesHistory({ client, query: { ...range, fidelity: 600 } }),
+        url: `/v1/prices-history?asset_id=${ASSET}&start=${START}&end=${NOW}&fidelity=600`,
+      },
+      getExecutionPrice: {
+        call: () => sdk.getExecutionPrice({ client, query: { asset_id: ASSET, side: 'BUY', amount: 250, timestamp: NOW } }),
+        url: `/v1/execution-price?asset_id=${ASSET}&side=BUY&amount=250&timestamp=${NOW}`,
+      },
+      getTicks: {
+        call: () => sdk.getTicks({ client, query: { ...range, limit: 50, fields: 'all' } }),
+        url: `/v1/ticks?asset_id=${ASSET}&start=${START}&end=${NOW}&limit=50&fields=all`,
+      },
+      getInstrument: {
+        call: () => sdk.getInstrument({ client, query: { asset_id: ASSET, timestamp: START } }),
+        url: `/v1/instruments?asset_id=${ASSET}&timestamp=${START}`,
+      },
+      exportTicks: {
+        call: () => sdk.exportTicks({ client, query: range, parseAs: 'text' }),
+        url: `/v1/ticks/export?asset_id=${ASSET}&start=${START}&end=${NOW}`,
+        text: true,
+      },
+      exportOrderbook: {
+        call: () => sdk.exportOrderbook({ client, query: { ...range, depth: 3 }, parseAs: 'text' }),
+        url: `/v1/orderbook/export?asset_id=${ASSET}&start=${START}&end=${NOW}&depth=3`,
+        text: true,
+      },
+      getCandles: {
+        call: () => sdk.getCandles({ client, query: { asset_id: ASSET, resolution: '5m', start: START } }),
+        url: `/v1/ohlcv?asset_id=${ASSET}&resolution=5m&start=${START}`,
+      },
+      // Polymarket-compatible: the key is a path segment ({key} below is the test key).
+      getClobBook: { call: () => sdk.getClobBook({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/book?token_id=${ASSET}` },
+      getClobPrice: {
+        call: () => sdk.getClobPrice({ client, path: clobPath(), query: { token_id: ASSET, side: 'SELL' } }),
+        url: `${CLOB}/price?token_id=${ASSET}&side=SELL`,
+      },
+      getClobMidpoint: { call: () => sdk.getClobMidpoint({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/midpoint?token_id=${ASSET}` },
+      getClobSpread: { call: () => sdk.getClobSpread({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/spread?token_id=${ASSET}` },
+      getClobLastTradePrice: {
+        call: () => sdk.getClobLastTradePrice({ client, path: clobPath(), query: { token_id: ASSET } }),
+        url: `${CLOB}/last-trade-price?token_id=${ASSET}`,
+      },
+      getClobTickSize: {
+        call: () => sdk.getClobTickSize({ client, path: clobPath(), query: { token_id: ASSET } }),
+        url: `${CLOB}/tick-size?token_id=${ASSET}`,
+      },
+      getClobNegRisk: { call: () => sdk.getClobNegRisk({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/neg-risk?token_id=${ASSET}` },
+      getClobPricesHistory: {
+        call: () => sdk.getClobPricesHistory({ client, path: clobPath(), query: { market: ASSET, startTs: START / 1000, fidelity: 10 } }),
+        url: `${CLOB}/prices-history?market=${ASSET}&startTs=${START / 1000}&fidelity=10`,
+      },
+      getCoverage: { call: () => sdk.getCoverage({ client, query: range }), url: `/v1/coverage?asset_id=${ASSET}&start=${START}&end=${NOW}` },
+      getTardisDataset: {
+        call: () =>
+          sdk.getTardisDataset({
+            client,
+            path: { exchange: 'polymarket', data_type: 'trades', year: '2026', month: '06', day: '09', file: `${ASSET}.csv.gz` },
+            parseAs: 'arrayBuffer',
+          }),
+        url: `/v1/tardis/datasets/polymarket/trades/2026/06/09/${ASSET}.csv.gz`,
+        bytes: true,
+      },
+      getTardisDataFeed: {
+        call: () =>
+          sdk.getTardisDataFeed({
+            client,
+            path: { exchange: 'polymarket' },
+            query: { from: new Date(START).toISOString(), filters: TRADE_FILTER, sliceSize: 30 },
+          }),
+        url: `/v1/tardis/data-feeds/polymarket?from=${new Date(START).toISOString()}&filters=${encodeURIComponent(TRADE_FILTER)}&sliceSize=30`,
+        text: true,
+      },
+    };
 
   it('has a call for every GET operation of the document', async () => {
     const doc = JSON.parse(readFileSync(join(CLIENT_DIR, 'openapi.json'), 'utf8')) as { paths: Record<string, Record<string, { operationId: string }>> };
@@ -158,14 +183,17 @@ describe('every read endpoint through the generated client', () => {
     expect(Object.keys(calls).sort()).toEqual(reads.sort());
   });
 
-  for (const [operationId, { call, url, text }] of Object.entries(calls)) {
+  for (const [operationId, { call, url, text, bytes }] of Object.entries(calls)) {
     it(`${operationId} answers exactly what a plain request answers`, async () => {
       const viaClient = await call();
       const plain = await fetch(`${base}${url.replace('{key}', t.key)}`, { headers: { authorization: `Bearer ${t.key}` } });
       expect(viaClient.response.status).toBe(200);
       expect(plain.status).toBe(200);
       expect(viaClient.error).toBeUndefined();
-      if (text) {
+      if (bytes) {
+        // A file download (a .csv.gz): the same bytes.
+        expect(Buffer.from(viaClient.data as ArrayBuffer)).toEqual(Buffer.from(await plain.arrayBuffer()));
+      } else if (text) {
         const body = await plain.text();
         // Metrics move between two scrapes; the exposition's metric names do not.
         if (operationId === 'getMetrics') expect(names(viaClient.data as string)).toEqual(names(body));

@@ -84,3 +84,13 @@ export function assertInWindow(window: HistoryWindow, t: number): void {
     earliest_allowed: isoUtc(earliest),
   });
 }
+
+/**
+ * The end of the stored past that can no longer change (Unix ms): every event with an earlier time
+ * is stored by now. The recorder stores what it receives within seconds; a minute (CLOCK_LEAD_MS,
+ * the skew the other way) covers delivery and batching. Files a client keeps for good (the Tardis
+ * datasets and replay slices, docs/TARDIS.md §3) are served only for periods that end before it.
+ */
+export function completeBefore(c: Context<AppEnv>): number {
+  return c.get('latestPossible') - 2 * CLOCK_LEAD_MS;
+}

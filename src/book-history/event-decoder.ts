@@ -29,7 +29,7 @@ export interface BookEvent {
  * exact; a right guess only makes the read smaller.
  */
 export class BookEventDecoder extends RowBinaryReader {
-  private readonly event: BookEvent;
+  protected readonly event: BookEvent;
 
   /** `usualMarket`: the value bound to {usual_market} in the read. */
   constructor(private readonly usualMarket: string) {

@@ -4,7 +4,7 @@ import { z } from '@hono/zod-openapi';
  * Query parameter schemas (docs/API.md §5). Each parses the raw query string itself so the 400 message
  * says exactly what is allowed, e.g. "limit must be an integer between 1 and 100000".
  */
-function parsed<T>(name: string, allowed: string, parse: (raw: string) => T | undefined) {
+export function parsed<T>(name: string, allowed: string, parse: (raw: string) => T | undefined) {
   return z.string({ error: (iss) => (iss.input === undefined ? `${name} is required; it ${allowed}` : `${name} ${allowed}`) }).transform((raw, ctx) => {
     const value = parse(raw);
     if (value === undefined) {

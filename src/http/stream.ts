@@ -24,6 +24,12 @@ export interface StreamBodyOptions {
   mapChunk?: (chunk: Buffer) => Buffer;
   /** Written after the engine's last byte; computed then, so it can report what was streamed. */
   suffix?: () => string | Promise<string>;
+  /**
+   * How the body is compressed, when the route decides rather than the client's Accept-Encoding:
+   * `coding` with `Content-Encoding` naming it (`header`: true), or a body that is itself a compressed
+   * file (`header`: false: a `.csv.gz` download, which a client must save as sent, not decode).
+   */
+  encoding?: { coding: ContentEncoding; header: boolean };
 }
 
 export type ContentEncoding = 'zstd' | 'gzip' | 'identity';
@@ -42,7 +48,7 @@ export async function streamResponse(c: Context, source: Readable, options: Stre
     throw err;
   }
   const map = options.mapChunk ?? ((chunk: Buffer) => chunk);
-  const encoding = chooseEncoding(c.req.header('accept-encoding'));
+  const encoding = options.encoding?.coding ?? chooseEncoding(c.req.header('accept-encoding'));
   const compress = compressor(encoding);
   async function* body(): AsyncGenerator<Buffer> {
     // The prefix rides with the first engine chunk: one write, and one compressed frame less.
@@ -56,7 +62,7 @@ export async function streamResponse(c: Context, source: Readable, options: Stre
   }
 
   const headers: Record<string, string> = { 'Content-Type': options.contentType, ...options.headers, Vary: 'Accept-Encoding' };
-  if (encoding !== 'identity') headers['Content-Encoding'] = encoding;
+  if (encoding !== 'identity' && options.encoding?.header !== false) headers['Content-Encoding'] = encoding;
   const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
   if (!outgoing)
     return new Response(
@@ -113,6 +119,11 @@ export function chooseEncoding(acceptEncoding: string | undefined): ContentEncod
   if (accepted.has('zstd') && zstdEncoder()) return 'zstd';
   if (accepted.has('gzip') || accepted.has('x-gzip')) return 'gzip';
   return 'identity';
+}
+
+/** zstd when the client accepts it and this process can produce it, gzip otherwise (even unasked: for bodies that must be compressed). */
+export function compressedEncoding(acceptEncoding: string | undefined): 'zstd' | 'gzip' {
+  return chooseEncoding(acceptEncoding) === 'zstd' ? 'zstd' : 'gzip';
 }
 
 /**

@@ -22,6 +22,8 @@ export class ReplayPage {
   size = new Float64Array(INITIAL_ROWS);
   /** ticks.book_side's enum value (SIDES). */
   side = new Uint8Array(INITIAL_ROWS);
+  /** When the recorder received the row's frame (local_t), Unix µs. */
+  local = new Float64Array(INITIAL_ROWS);
   /** A trade's fee rate in basis points; -1 when none is stored. */
   fee = new Int32Array(INITIAL_ROWS);
   /** A trade's transaction hash or a market event's raw JSON, by row (rows without one have ''). */
@@ -73,6 +75,7 @@ export class ReplayPage {
     this.size = grown(this.size, rows);
     this.side = grown(this.side, rows);
     this.fee = grown(this.fee, rows);
+    this.local = grown(this.local, rows);
   }
 }
 
@@ -103,7 +106,7 @@ function grown<T extends Float64Array | Uint8Array | Uint16Array | Int32Array>(c
  * position in {ids}, from 1), market Nullable(String) (a null byte, then the string when 0),
  * best_bid, best_ask, price and size Float64, side Int8, bids and asks Array(Tuple(Float64, Float64))
  * (a varint count, then the pairs), fee Nullable(UInt16) (a null byte, then the value when 0), text
- * String (varint length, UTF-8). A row that runs past the chunk is decoded again with the next one.
+ * String (varint length, UTF-8), local Int64 (µs). A row that runs past the chunk is decoded again with the next one.
  */
 export class PageDecoder extends RowBinaryReader {
   constructor(readonly page: ReplayPage) {
@@ -153,6 +156,9 @@ export class PageDecoder extends RowBinaryReader {
     if (market !== null) p.marketOf.set(n, market);
     if (p.kind[n] === KIND_BOOK) p.levelsOf.set(n, { bids, asks });
     p.fee[n] = fee;
+    this.need(8);
+    p.local[n] = this.int64(this.pos);
+    this.pos += 8;
     if (text !== '') p.textOf.set(n, text);
     p.length = n + 1;
   }

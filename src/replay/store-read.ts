@@ -50,19 +50,19 @@ export const CUSTOM_MARKET_EVENTS = ['tick_size_change', 'best_bid_ask', 'market
  * as a connection subscribes at most MAX_ASSETS).
  */
 export const PAGE_SQL = `
-SELECT ms, seq, kind, CAST(a, 'UInt16'), m, best_bid, best_ask, price, size, side, bids, asks, fee, text
+SELECT ms, seq, kind, CAST(a, 'UInt16'), m, best_bid, best_ask, price, size, side, bids, asks, fee, text, toUnixTimestamp64Micro(local_t)
 FROM (
   SELECT toUnixTimestamp64Milli(t) AS ms, seq, CAST(event, 'Int8') AS kind, asset_id, ${ASSET}, best_bid, best_ask, price, size,
-         CAST(book_side, 'Int8') AS side, ${NO_LEVELS} AS bids, ${NO_LEVELS} AS asks, fee_rate_bps AS fee, tx_hash AS text
+         CAST(book_side, 'Int8') AS side, ${NO_LEVELS} AS bids, ${NO_LEVELS} AS asks, fee_rate_bps AS fee, tx_hash AS text, local_t
   FROM ticks WHERE ${WINDOW} AND event != 'book'
   UNION ALL
   SELECT toUnixTimestamp64Milli(t) AS ms, seq, toInt8(2) AS kind, asset_id, ${ASSET}, toFloat64(0) AS best_bid, toFloat64(0) AS best_ask,
-         toFloat64(0) AS price, toFloat64(0) AS size, toInt8(0) AS side, bids, asks, ${NO_FEE} AS fee, '' AS text
+         toFloat64(0) AS price, toFloat64(0) AS size, toInt8(0) AS side, bids, asks, ${NO_FEE} AS fee, '' AS text, local_t
   FROM book_snapshots WHERE ${WINDOW} AND is_checkpoint = 0
   UNION ALL
   SELECT toUnixTimestamp64Milli(t) AS ms, seq, toInt8(CAST(event, 'Int8') + 3) AS kind, asset_id, ${ASSET}, toFloat64(0) AS best_bid,
          toFloat64(0) AS best_ask, toFloat64(0) AS price, toFloat64(0) AS size, toInt8(0) AS side, ${NO_LEVELS} AS bids, ${NO_LEVELS} AS asks,
-         ${NO_FEE} AS fee, raw AS text
+         ${NO_FEE} AS fee, raw AS text, local_t
   FROM market_events WHERE ${WINDOW} AND event IN {market_events:Array(String)}
 )
 WHERE (ms, seq, asset_id) > ({after_ms:Int64}, {after_seq:UInt64}, {after_asset:String})
@@ -175,6 +175,8 @@ const BATCH = 256;
 /** One wire message and what the session needs to resume exactly after it. */
 export interface ReplayMessage {
   ms: number;
+  /** When the recorder received it (local_t, Unix µs; its first event's): the Tardis replay's line time. */
+  localUs: number;
   text: string;
   /** Stored events it carries. */
   events: number;
@@ -197,7 +199,7 @@ export async function* replayMessages(
   signal: AbortSignal,
 ): AsyncGenerator<ReplayMessage[]> {
   // A group may go on in the next window: it is sent once it is complete.
-  let group: { market: string; ms: number; items: string[]; seq: number; assets: string[] } | null = null;
+  let group: { market: string; ms: number; localUs: number; items: string[]; seq: number; assets: string[] } | null = null;
   // A market event held back until its other assets' rows (ORDER BY ms, seq, asset_id: they follow
   // it, maybe in the next window) have joined it, so the message names every asset it carries.
   let shared: ReplayMessage | null = null;
@@ -212,6 +214,7 @@ export async function* replayMessages(
       }
       if (!q.wanted(page.row(i, r))) continue;
       const [ms, seq, kind, assetId, market] = r;
+      const localUs = page.local[i];
       if (shared && shared.ms === ms && shared.seq === seq && shared.text === r[13]) {
         shared.assets.push(assetId);
         continue;
@@ -227,13 +230,13 @@ export async function* replayMessages(
           continue;
         }
         if (group) out.push(grouped(group));
-        group = { market, ms, items: [changeItem(r)], seq, assets: [assetId] };
+        group = { market, ms, localUs, items: [changeItem(r)], seq, assets: [assetId] };
         continue;
       }
       if (group) out.push(grouped(group));
       group = null;
-      if (isMarketEvent(kind)) shared = { ms, text: r[13], events: 1, seq, assets: [assetId] };
-      else out.push({ ms, text: kind === 'book' ? bookEvent(r) : tradeEvent(r), events: 1, seq, assets: [assetId] });
+      if (isMarketEvent(kind)) shared = { ms, localUs, text: r[13], events: 1, seq, assets: [assetId] };
+      else out.push({ ms, localUs, text: kind === 'book' ? bookEvent(r) : tradeEvent(r), events: 1, seq, assets: [assetId] });
     }
     if (out.length) yield out;
   }
@@ -241,6 +244,6 @@ export async function* replayMessages(
   if (shared) yield [shared];
 }
 
-function grouped(g: { market: string; ms: number; items: string[]; seq: number; assets: string[] }): ReplayMessage {
-  return { ms: g.ms, text: priceChange(g.market, g.ms, g.items), events: g.items.length, seq: g.seq, assets: g.assets };
+function grouped(g: { market: string; ms: number; localUs: number; items: string[]; seq: number; assets: string[] }): ReplayMessage {
+  return { ms: g.ms, localUs: g.localUs, text: priceChange(g.market, g.ms, g.items), events: g.items.length, seq: g.seq, assets: g.assets };
 }

@@ -1,6 +1,6 @@
 import type { BookState, Level } from '../book/index.js';
 import type { MarketEventKind } from '../clickhouse/rows.js';
-import { numberText } from '../number-text.js';
+import { plainNumberText } from '../number-text.js';
 
 /**
  * Stored rows in Polymarket's market-channel shapes (docs/TIME-MACHINE.md §1, docs/INGEST.md §1): every number
@@ -41,23 +41,8 @@ export function isMarketEvent(kind: ReplayKind): kind is MarketEventKind {
   return MARKET_EVENT_KINDS.has(kind);
 }
 
-/**
- * A number in the exchange's decimal text: JS's shortest round-trip digits (numberText), without the
- * exponent form String() switches to below 1e-6 and from 1e21 (Polymarket never sends one).
- */
-export function decimal(n: number): string {
-  const s = numberText(n);
-  if (!s.includes('e')) return s;
-  const [digits, exp] = s.split('e');
-  const e = Number(exp);
-  const negative = digits.startsWith('-');
-  const [int, frac = ''] = (negative ? digits.slice(1) : digits).split('.');
-  const all = int + frac;
-  const point = int.length + e;
-  const body =
-    point <= 0 ? `0.${'0'.repeat(-point)}${all}` : point >= all.length ? all + '0'.repeat(point - all.length) : `${all.slice(0, point)}.${all.slice(point)}`;
-  return negative ? `-${body}` : body;
-}
+/** A number in the exchange's decimal text (shortest round-trip digits, never an exponent: src/number-text.ts). */
+export const decimal = plainNumberText;
 
 /**
  * The JSON text of a string, kept for the last string asked: a replay writes the same asset id and

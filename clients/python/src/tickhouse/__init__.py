@@ -5,7 +5,7 @@ derive from ``TickhouseError``); the typed dicts of its answers are exported her
 """
 
 from ._book import Book
-from ._client import API_KEY_ENV, AUTO_PROBE_ROWS, Client
+from ._client import API_KEY_ENV, AUTO_PROBE_ROWS, Client, TardisEndpoint
 from ._export import ExportResult
 from ._time import TimeLike, to_ms
 from ._types import (
@@ -97,6 +97,7 @@ __all__ = [
     "ReplayEvent",
     "RequestTimeout",
     "ServiceUnavailable",
+    "TardisEndpoint",
     "TickhouseError",
     "TimeLike",
     "TooManyRegistrations",

@@ -6,6 +6,7 @@ import os
 import time
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
@@ -57,6 +58,15 @@ _MAX_MARKETS_PAGE = 1_000  # /v1/markets `limit` maximum
 AUTO_PROBE_ROWS = 10_000
 
 
+@dataclass(frozen=True)
+class TardisEndpoint:
+    """The two endpoints Tardis's own clients take (docs/TARDIS.md): ``datasets`` for
+    ``tardis_dev.download_datasets(..., endpoint=)``, ``replay`` for ``tardis_dev.replay(..., endpoint=)``."""
+
+    datasets: str
+    replay: str
+
+
 class Client:
     """A client of one tickhouse service.
 
@@ -105,6 +115,13 @@ class Client:
     def api_key(self) -> str | None:
         """The key this client sends (None: none)."""
         return self._t.api_key
+
+    @property
+    def tardis_endpoint(self) -> TardisEndpoint:
+        """Where Tardis's clients find tickhouse: pass ``.datasets`` or ``.replay`` as their ``endpoint``
+        (with ``api_key=client.api_key``) and they download and replay this service's history."""
+        base = self._t.base_url.rstrip("/")
+        return TardisEndpoint(datasets=f"{base}/v1/tardis/datasets", replay=f"{base}/v1/tardis")
 
     def close(self) -> None:
         """Closes the client's connections."""
