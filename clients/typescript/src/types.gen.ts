@@ -2266,3 +2266,119 @@ export type McpResponses = {
 };
 
 export type McpResponse2 = McpResponses[keyof McpResponses];
+
+export type GetTardisDatasetData = {
+    body?: never;
+    path: {
+        exchange: 'polymarket';
+        data_type: 'incremental_book_L2' | 'trades' | 'book_snapshot_25' | 'book_snapshot_5' | 'quotes';
+        year: string;
+        month: string;
+        day: string;
+        /**
+         * The asset (token) id, Tardis’s `symbol`, then `.csv.gz`
+         */
+        file: string;
+    };
+    query?: never;
+    url: '/v1/tardis/datasets/{exchange}/{data_type}/{year}/{month}/{day}/{file}';
+};
+
+export type GetTardisDatasetErrors = {
+    /**
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
+     */
+    400: Error;
+    /**
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
+     */
+    401: Error;
+    /**
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
+     */
+    403: Error;
+    /**
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     */
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     */
+    503: Error;
+};
+
+export type GetTardisDatasetError = GetTardisDatasetErrors[keyof GetTardisDatasetErrors];
+
+export type GetTardisDatasetResponses = {
+    /**
+     * The gzip CSV file
+     */
+    200: Blob | File;
+};
+
+export type GetTardisDatasetResponse = GetTardisDatasetResponses[keyof GetTardisDatasetResponses];
+
+export type GetTardisDataFeedData = {
+    body?: never;
+    path: {
+        exchange: 'polymarket';
+    };
+    query: {
+        from: string;
+        /**
+         * Minutes after `from` the slice starts; default 0
+         */
+        offset?: number;
+        /**
+         * Minutes in the slice; default 1
+         */
+        sliceSize?: number;
+        /**
+         * JSON: `[{"channel":"book","symbols":["<asset id>"]}, …]`; channels book, price_change, last_trade_price, tick_size_change, best_bid_ask, new_market, market_resolved (also accepted, never stored: sport_result); symbols are asset ids, required, at most 500 in all
+         */
+        filters: string;
+    };
+    url: '/v1/tardis/data-feeds/{exchange}';
+};
+
+export type GetTardisDataFeedErrors = {
+    /**
+     * invalid_parameter (extra: param): a missing, malformed or out-of-range parameter, or a body that is not JSON; bad_request: HTTP the server could not read (a request-target or Host that is not a URL, broken framing)
+     */
+    400: Error;
+    /**
+     * invalid_api_key: missing or unknown API key (invalid_signature on the payment callback)
+     */
+    401: Error;
+    /**
+     * data_access_denied (extra: plan, earliest_allowed): before the plan’s history window
+     */
+    403: Error;
+    /**
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     */
+    429: Error;
+    /**
+     * internal_error (extra: request_id)
+     */
+    500: Error;
+    /**
+     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     */
+    503: Error;
+};
+
+export type GetTardisDataFeedError = GetTardisDataFeedErrors[keyof GetTardisDataFeedErrors];
+
+export type GetTardisDataFeedResponses = {
+    /**
+     * The slice, compressed (Content-Encoding zstd or gzip)
+     */
+    200: string;
+};
+
+export type GetTardisDataFeedResponse = GetTardisDataFeedResponses[keyof GetTardisDataFeedResponses];
