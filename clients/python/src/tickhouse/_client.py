@@ -336,6 +336,22 @@ class Client:
             self._t.json("GET", "/v1/coverage", params={"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end")})["data"]
         )
 
+    # --- backtesting engines (optional extras) ---------------------------------------------------
+
+    def to_nautilus(self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike, catalog_path: str | Path, *, progress: bool | None = None) -> Any:
+        """NautilusTrader's ``ParquetDataCatalog`` at ``catalog_path`` filled with each token's ``BinaryOption``,
+        order book deltas and trades in ``[start, end]``, in bounded chunks (``tickhouse[nautilus]``;
+        mapping in ``tickhouse.nautilus``). Returns a ``tickhouse.nautilus.CatalogResult``."""
+        from . import nautilus
+
+        return nautilus.to_catalog(self, asset_ids, start, end, catalog_path, progress=progress)
+
+    def nautilus_data(self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike) -> Any:
+        """The objects ``to_nautilus`` writes, in memory (small ranges): a ``tickhouse.nautilus.NautilusData``."""
+        from . import nautilus
+
+        return nautilus.nautilus_data(self, asset_ids, start, end)
+
     # --- replay ---------------------------------------------------------------------------------
 
     def replay(self, assets: Sequence[AssetId], start: TimeLike, end: TimeLike, speed: float | Literal["max"] = 1) -> Iterator[dict[str, Any]]:
