@@ -4,6 +4,7 @@ was written, its data engine sees one batch per Polymarket message, and the trad
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +167,27 @@ def test_catalog_reads_back_what_nautilus_data_holds(client: tickhouse.Client, d
     assert [TradeTick.to_dict(t) for t in trades] == [TradeTick.to_dict(t) for t in data.trades]
     with pytest.raises(FileExistsError, match="new catalog"):
         client.to_nautilus(window["asset_id"], window["start"], window["end"], tmp_path / "catalog", progress=False)
+
+
+def test_example_backtest_fills_at_prices_in_the_book(client: tickhouse.Client, window: dict[str, Any], raw: httpx.Client) -> None:
+    """examples/nautilus_backtest.py in Nautilus's BacktestEngine (L2_MBP): every fill is at a level the
+    service's book had on the side a market order takes (asks for a buy, bids for a sell) at that instant."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("nautilus_backtest", Path(__file__).parents[1] / "examples" / "nautilus_backtest.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    sys.modules["nautilus_backtest"] = example  # its dataclasses look their module up there
+    spec.loader.exec_module(example)
+    fills, pnl = example.run(client, window["asset_id"], window["start"], window["end"])
+    assert len(fills) >= 2
+    # A market order may take several levels (one fill each); at most one buy of 10 is left open.
+    assert sum(f.size if f.side == "BUY" else -f.size for f in fills) in (0, 10)
+    for f in fills:
+        book = raw.get("/v1/orderbook", params={"asset_id": window["asset_id"], "timestamp": f.ts // 1_000_000, "limit": 100}).json()["data"]
+        levels = book["asks"] if f.side == "BUY" else book["bids"]
+        assert float(f.price) in [x["price"] for x in levels], (f, levels[:3])
+    # Cash changes by what the fills paid and received (the demo markets state no fees; a position still
+    # open at the end is not cash).
+    flows = sum((-1 if f.side == "BUY" else 1) * f.price * f.size for f in fills)
+    assert round(pnl.as_double(), 6) == round(float(flows), 6)
