@@ -17,7 +17,6 @@ from decimal import Decimal
 from typing import Any
 
 import pandas as pd
-
 from nautilus_trader.backtest.engine import BacktestEngine, BacktestEngineConfig
 from nautilus_trader.config import DataEngineConfig, LoggingConfig, StrategyConfig
 from nautilus_trader.model.currencies import USDC_POS

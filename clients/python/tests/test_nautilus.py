@@ -4,12 +4,17 @@ was written, its data engine sees one batch per Polymarket message, and the trad
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import market_frames
+import pandas as pd
 import pytest
+from service import REPO, TSX, Service, create_account
 
 nautilus_trader = pytest.importorskip("nautilus_trader", reason="pip install './clients/python[nautilus]'")
 
@@ -71,42 +76,97 @@ def _levels(levels: Any, precision: int) -> list[tuple[float, float]]:
     return [(round(level.price.as_double(), precision), round(level.size(), 6)) for level in levels]
 
 
-def test_book_equals_orderbook_at_200_instants(data: nautilus.NautilusData, ticks: Any, window: dict[str, Any], raw: httpx.Client) -> None:
+def _compare_books(data: nautilus.NautilusData, http: httpx.Client, asset_id: str, instants: list[int]) -> list[dict[str, Any]]:
+    """Nautilus's OrderBook after the deltas with ``ts_event`` ≤ each instant against ``/v1/orderbook``
+    there, level by level (price at the instrument's precision, size at 6 decimals); returns the books."""
     instrument = data.instruments[0]
-    market = raw.get("/v1/orderbook", params={"asset_id": window["asset_id"], "timestamp": window["end"]}).json()["data"]["market"]
-    assert instrument.id.value == f"{market}-{window['asset_id']}.POLYMARKET"
+    p = instrument.price_precision
     book = OrderBook(instrument.id, BookType.L2_MBP)
     deltas = iter(data.deltas)
     pending: OrderBookDelta | None = next(deltas)
-    instants = _instants(ticks, window["start"], window["end"])
-    assert len(instants) == INSTANTS
-    kinds = {"book": 0}
-    book_ms = set(_ms(ticks)[ticks["event"] == "book"])
+    seen = []
     for at in instants:
         while pending is not None and pending.ts_event <= at * 1_000_000:
             book.apply_delta(pending)
             pending = next(deltas, None)
-        expected = raw.get("/v1/orderbook", params={"asset_id": window["asset_id"], "timestamp": at, "limit": 100}).json()["data"]
-        p = instrument.price_precision
+        expected = http.get("/v1/orderbook", params={"asset_id": asset_id, "timestamp": at, "limit": 100}).json()["data"]
         assert _levels(book.bids(), p) == [(round(x["price"], p), round(x["size"], 6)) for x in expected["bids"]], at
         assert _levels(book.asks(), p) == [(round(x["price"], p), round(x["size"], 6)) for x in expected["asks"]], at
-        kinds["book"] += at in book_ms
-    assert kinds["book"] >= 10  # re-sent books were among the instants
+        seen.append(expected)
+    return seen
 
 
-def test_trades_equal_the_ticks_trades(data: nautilus.NautilusData, ticks: Any) -> None:
+def test_book_equals_orderbook_at_200_instants(data: nautilus.NautilusData, ticks: Any, window: dict[str, Any], raw: httpx.Client) -> None:
+    market = raw.get("/v1/orderbook", params={"asset_id": window["asset_id"], "timestamp": window["end"]}).json()["data"]["market"]
+    assert data.instruments[0].id.value == f"{market}-{window['asset_id']}.POLYMARKET"
+    instants = _instants(ticks, window["start"], window["end"])
+    assert len(instants) == INSTANTS
+    books = _compare_books(data, raw, window["asset_id"], instants)
+    book_ms = set(_ms(ticks)[ticks["event"] == "book"])
+    assert sum(b["timestamp"] in book_ms for b in books) >= 10  # re-sent books were among the instants
+
+
+@pytest.fixture(scope="module")
+def frames_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, httpx.Client, tickhouse.Client]]:
+    """A service of its own holding only market_frames' channel, ingested from its frame file."""
+    root = tmp_path_factory.mktemp("frames")
+    service = Service(root / "data", {"DEMO_DATA": "0"})
+    file = market_frames.write(root / "frames.txt")
+    done = subprocess.run([str(TSX), "scripts/ingest.ts", "replay", str(file)], cwd=REPO, env=service.env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    key = create_account(service.env, "unlimited")
+    service.start()
+    try:
+        with httpx.Client(base_url=service.url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http, tickhouse.Client(service.url, key) as c:
+            yield service.url, http, c
+    finally:
+        service.stop()
+
+
+def test_book_equals_orderbook_with_empty_sides_bursts_and_resent_books(frames_service: tuple[str, httpx.Client, tickhouse.Client]) -> None:
+    _, http, c = frames_service
+    start = market_frames.T0 + 1  # the opening book (at T0) comes from /v1/orderbook just before start
+    end = start + 3_600_000
+    data = c.nautilus_data(market_frames.YES, start, end)
+    assert data.instruments[0].id.value == f"{market_frames.MARKET}-{market_frames.YES}.POLYMARKET"
+    assert data.instruments[0].price_precision == 3  # half-cent prices under a stated 0.01 tick
+    ticks = c.ticks(market_frames.YES, start, end, fields="all", via="json")
+    moments = sorted(set(_ms(ticks)))
+    instants = sorted({start} | set(moments) | {m - 1 for m in moments if m - 1 >= start})
+    assert len(instants) >= INSTANTS
+    books = _compare_books(data, http, market_frames.YES, instants)
+    assert any(not b["asks"] and b["bids"] for b in books)  # ask side empty
+    assert any(not b["bids"] and not b["asks"] for b in books)  # the empty book
+    assert sum(1 for b in books if b["timestamp"] in set(_ms(ticks)[ticks["event"] == "book"])) >= 4  # re-sent books
+    _assert_trades(data, ticks)
+    assert {t.aggressor_side for t in data.trades} == {AggressorSide.BUYER, AggressorSide.SELLER}
+    # Receive order differs from exchange order somewhere: ts_init was held, never decreased.
+    inits = [d.ts_init for d in data.deltas]
+    assert inits == sorted(inits)
+    assert any(d.ts_init > round(local * 1000) * 1000 for d, local in _first_delta_local_t(data, ticks))
+
+
+def _first_delta_local_t(data: nautilus.NautilusData, ticks: Any) -> list[tuple[OrderBookDelta, float]]:
+    """Each stored price change's delta (matched by ``sequence``) with the tick's receive time (ms)."""
+    by_seq = {d.sequence: d for d in data.deltas if d.action != 4}
+    local = (ticks["local_t"] - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(1, "us") / 1000
+    return [(by_seq[int(s)], float(lt)) for s, lt, e in zip(ticks["seq"], local, ticks["event"], strict=True) if e == "price_change" and int(s) in by_seq]
+
+
+def _assert_trades(data: nautilus.NautilusData, ticks: Any) -> None:
     trades = ticks[ticks["event"] == "last_trade_price"]
     assert len(data.trades) == len(trades) > 0
     p = data.instruments[0].price_precision
     got = [(t.ts_event // 1_000_000, round(t.price.as_double(), p), round(t.size.as_double(), 6), t.aggressor_side) for t in data.trades]
     side = {"buy": AggressorSide.BUYER, "sell": AggressorSide.SELLER, "": AggressorSide.NO_AGGRESSOR}
-    want = [
-        (int(r.t.value // 1_000_000), round(r.price, p), round(r.size, 6), side[r.taker_side])
-        for r in trades.itertuples()
-    ]
+    want = [(int(r.t.value // 1_000_000), round(r.price, p), round(r.size, 6), side[r.taker_side]) for r in trades.itertuples()]
     assert got == want
     ids = [t.trade_id.value for t in data.trades]
     assert len(set(ids)) == len(ids) and all(len(i) == 36 for i in ids)
+
+
+def test_trades_equal_the_ticks_trades(data: nautilus.NautilusData, ticks: Any) -> None:
+    _assert_trades(data, ticks)
 
 
 def test_one_batch_per_message_in_the_data_engine(data: nautilus.NautilusData, ticks: Any, window: dict[str, Any]) -> None:
