@@ -58,7 +58,7 @@ class SpreadBuyer(Strategy):
     def on_order_book_deltas(self, deltas: Any) -> None:
         book = self.cache.order_book(self.config.instrument_id)
         bid, ask = book.best_bid_price(), book.best_ask_price()
-        if bid is None or ask is None or self.trips >= self.config.round_trips or not self.cache.orders_open_count() == 0:
+        if bid is None or ask is None or self.trips >= self.config.round_trips or self.cache.orders_open_count() != 0:
             return
         size = self.instrument.make_qty(max(10, float(self.instrument.min_quantity or 0)))
         if self.held < 0 and ask - bid <= self.instrument.price_increment * self.config.max_ticks:
@@ -84,7 +84,8 @@ def run(client: tickhouse.Client, asset_id: str, start: Any, end: Any) -> tuple[
     engine = BacktestEngine(BacktestEngineConfig(logging=LoggingConfig(log_level="ERROR"), data_engine=DataEngineConfig(buffer_deltas=True)))
     venue = Venue("POLYMARKET")
     start_balance = Money(1_000, USDC_POS)
-    engine.add_venue(venue, OmsType.NETTING, AccountType.CASH, [start_balance], base_currency=USDC_POS, book_type=BookType.L2_MBP, fee_model=PolymarketFeeModel())
+    fees = PolymarketFeeModel()  # the token's schedule, from the instrument
+    engine.add_venue(venue, OmsType.NETTING, AccountType.CASH, [start_balance], base_currency=USDC_POS, book_type=BookType.L2_MBP, fee_model=fees)
     engine.add_instrument(instrument)
     engine.add_data(data.deltas)
     engine.add_data(data.trades)

@@ -139,6 +139,7 @@ def test_book_equals_orderbook_with_empty_sides_bursts_and_resent_books(frames_s
     assert any(not b["bids"] and not b["asks"] for b in books)  # the empty book
     assert sum(1 for b in books if b["timestamp"] in set(_ms(ticks)[ticks["event"] == "book"])) >= 4  # re-sent books
     _assert_trades(data, ticks)
+    _assert_one_batch_per_message(data, ticks)
     assert {t.aggressor_side for t in data.trades} == {AggressorSide.BUYER, AggressorSide.SELLER}
     # Receive order differs from exchange order somewhere: ts_init was held, never decreased.
     inits = [d.ts_init for d in data.deltas]
@@ -169,7 +170,7 @@ def test_trades_equal_the_ticks_trades(data: nautilus.NautilusData, ticks: Any) 
     _assert_trades(data, ticks)
 
 
-def test_one_batch_per_message_in_the_data_engine(data: nautilus.NautilusData, ticks: Any, window: dict[str, Any]) -> None:
+def _assert_one_batch_per_message(data: nautilus.NautilusData, ticks: Any) -> None:
     """With ``buffer_deltas`` the data engine publishes a batch at each delta flagged exactly F_LAST: one
     per Polymarket message (the opening book, each book, each run of same-frame price changes)."""
     from nautilus_trader.backtest.engine import BacktestEngine, BacktestEngineConfig
@@ -210,6 +211,10 @@ def test_one_batch_per_message_in_the_data_engine(data: nautilus.NautilusData, t
         previous = key if row.event == "price_change" else None
     assert len(sizes) == 1 + len(expected)  # the opening book first
     assert [s for s, e in zip(sizes[1:], expected, strict=True) if e > 0] == [e for e in expected if e > 0]
+
+
+def test_one_batch_per_message_in_the_data_engine(data: nautilus.NautilusData, ticks: Any) -> None:
+    _assert_one_batch_per_message(data, ticks)
 
 
 def test_catalog_reads_back_what_nautilus_data_holds(client: tickhouse.Client, data: nautilus.NautilusData, window: dict[str, Any], tmp_path: Path) -> None:

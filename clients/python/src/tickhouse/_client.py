@@ -338,7 +338,9 @@ class Client:
 
     # --- backtesting engines (optional extras) ---------------------------------------------------
 
-    def to_nautilus(self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike, catalog_path: str | Path, *, progress: bool | None = None) -> Any:
+    def to_nautilus(
+        self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike, catalog_path: str | Path, *, progress: bool | None = None
+    ) -> Any:
         """NautilusTrader's ``ParquetDataCatalog`` at ``catalog_path`` filled with each token's ``BinaryOption``,
         order book deltas and trades in ``[start, end]``, in bounded chunks (``tickhouse[nautilus]``;
         mapping in ``tickhouse.nautilus``). Returns a ``tickhouse.nautilus.CatalogResult``."""

@@ -59,6 +59,7 @@ def tick_schema(fields: Sequence[str] = ()) -> pa.Schema:
     """TICK_SCHEMA with the opt-in columns appended."""
     return pa.schema(list(TICK_SCHEMA) + [pa.field(f, _FIELD_TYPES[f], nullable=False) for f in fields])
 
+
 CANDLE_SCHEMA = pa.schema(
     [
         pa.field("timestamp", UTC_MS, nullable=False),

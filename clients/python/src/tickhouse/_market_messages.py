@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow.parquet as pq
 
 from ._export import Progress, write_stream
@@ -92,7 +93,7 @@ class Source:
     initial: Book | None
 
 
-def decimals(values: np.ndarray) -> int:
+def decimals(values: npt.NDArray[np.float64]) -> int:
     """The fewest decimals (0-4) that write every value exactly (Polymarket's finest tick is 0.0001)."""
     for d in range(5):
         scaled = values * 10.0**d
@@ -186,4 +187,3 @@ def messages(client: Client, source: Source) -> Iterator[Message]:
                 yield Trade(t, local_t, seq, cols["price"][i], cols["size"][i], cols["taker_side"][i])
     if pending is not None:
         yield pending
-

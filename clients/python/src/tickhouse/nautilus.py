@@ -111,7 +111,7 @@ def binary_option(at_start: dict[str, Any], at_end: dict[str, Any], price_decima
     )
 
 
-class PolymarketFeeModel(FeeModel):
+class PolymarketFeeModel(FeeModel):  # type: ignore[misc]  # Cython: no type information
     """Polymarket's taker fee (docs/TIME-MACHINE.md §5): ``size × rate × (p × (1 − p))^exponent``, floored
     to 5 decimals; makers pay nothing. ``rate``/``exponent`` from the instrument's fee schedule at
     ``start`` (``info``), or the arguments when given. Nautilus's default ``MakerTakerFeeModel`` would
@@ -257,7 +257,7 @@ def to_catalog(
             catalog.write_data([instrument])
             instruments.append(instrument)
             line = _Line(f"catalog {asset_id[:12]}…", source.rows, progress)
-            for ticks, deltas, trades in _write_chunks(catalog, _objects(client, source, instrument), chunk):
+            for deltas, trades in _write_chunks(catalog, _objects(client, source, instrument), chunk):
                 totals[1] += deltas
                 totals[2] += trades
                 line.update(totals[1] + totals[2])
@@ -266,10 +266,10 @@ def to_catalog(
     return CatalogResult(Path(catalog_path), instruments, totals[0], totals[1], totals[2])
 
 
-def _write_chunks(catalog: ParquetDataCatalog, objects: Iterable[Any], chunk: int) -> Iterator[tuple[int, int, int]]:
+def _write_chunks(catalog: ParquetDataCatalog, objects: Iterable[Any], chunk: int) -> Iterator[tuple[int, int]]:
     """Write ``objects`` in chunks cut only between distinct ``ts_init`` values: the catalog names a file by
     its first and last ``ts_init`` and requires files' intervals to be disjoint (a shared bound fails,
-    an equal one overwrites). Yields (0, deltas, trades) per chunk written."""
+    an equal one overwrites). Yields (deltas, trades) per chunk written."""
     buffer: list[Any] = []
     for obj in objects:
         if len(buffer) >= chunk and obj.ts_init != buffer[-1].ts_init:
@@ -280,10 +280,10 @@ def _write_chunks(catalog: ParquetDataCatalog, objects: Iterable[Any], chunk: in
         yield _flush(catalog, buffer)
 
 
-def _flush(catalog: ParquetDataCatalog, buffer: list[Any]) -> tuple[int, int, int]:
+def _flush(catalog: ParquetDataCatalog, buffer: list[Any]) -> tuple[int, int]:
     trades = sum(1 for o in buffer if isinstance(o, TradeTick))
     catalog.write_data(buffer)
-    return 0, len(buffer) - trades, trades
+    return len(buffer) - trades, trades
 
 
 def _refuse_overlap(root: Path, iid: InstrumentId) -> None:
