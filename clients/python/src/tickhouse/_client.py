@@ -354,6 +354,13 @@ class Client:
 
         return nautilus.nautilus_data(self, asset_ids, start, end)
 
+    def to_hftbacktest(self, asset_id: AssetId, start: TimeLike, end: TimeLike, path: str | Path) -> Any:
+        """hftbacktest's event array of ``asset_id`` in ``[start, end]`` saved to ``path`` (``.npz``, key
+        ``data``; rows in ``tickhouse.hftbacktest``). Returns a ``tickhouse.hftbacktest.HftResult``."""
+        from . import hftbacktest
+
+        return hftbacktest.to_hftbacktest(self, asset_id, start, end, path)
+
     # --- replay ---------------------------------------------------------------------------------
 
     def replay(self, assets: Sequence[AssetId], start: TimeLike, end: TimeLike, speed: float | Literal["max"] = 1) -> Iterator[dict[str, Any]]:
