@@ -8,8 +8,16 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+
+import httpx
+import pytest
+from service import REPO, TSX, Service, create_account
+
+import tickhouse
 
 MARKET = "0x" + "3a" * 32
 YES = "71321045679252212594626385532706912750332728571942532289631379312455583992563"
@@ -89,3 +97,20 @@ def write(path: Path) -> Path:
         for received, frame in frames():
             f.write(f"{_stamp(received)} {json.dumps(frame, separators=(',', ':'))}\n")
     return path
+
+
+@pytest.fixture(scope="module")
+def frames_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, httpx.Client, tickhouse.Client]]:
+    """A service of its own holding only market_frames' channel, ingested from its frame file."""
+    root = tmp_path_factory.mktemp("frames")
+    service = Service(root / "data", {"DEMO_DATA": "0"})
+    file = write(root / "frames.txt")
+    done = subprocess.run([str(TSX), "scripts/ingest.ts", "replay", str(file)], cwd=REPO, env=service.env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    key = create_account(service.env, "unlimited")
+    service.start()
+    try:
+        with httpx.Client(base_url=service.url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http, tickhouse.Client(service.url, key) as c:
+            yield service.url, http, c
+    finally:
+        service.stop()

@@ -11,8 +11,10 @@ import pytest
 
 pytest.importorskip("hftbacktest", reason="pip install './clients/python[hftbacktest]'")
 
+import market_frames  # noqa: E402
 from hftbacktest import BacktestAsset, HashMapMarketDepthBacktest  # noqa: E402
 from hftbacktest.data import validate_event_order  # noqa: E402
+from market_frames import frames_service  # noqa: E402, F401  (a fixture)
 
 import tickhouse  # noqa: E402
 
@@ -20,9 +22,11 @@ HOUR = 3_600_000
 
 
 def _depth_at(client: tickhouse.Client, http: httpx.Client, asset_id: str, start: int, end: int, tmp: Path, instants: int) -> int:
+    """hftbacktest's best levels at ``instants`` instants against ``/v1/orderbook`` there: with
+    ``local="exchange"`` the strategy's clock is the exchange's, as the service's books are."""
     import numpy as np
 
-    result = client.to_hftbacktest(asset_id, start, end, tmp / "events.npz")
+    result = client.to_hftbacktest(asset_id, start, end, tmp / "events.npz", local="exchange")
     data = np.load(result.path)["data"]
     assert len(data) == result.rows > 0
     validate_event_order(data)  # raises when exch_ts or local_ts goes back
@@ -59,3 +63,10 @@ def _depth_at(client: tickhouse.Client, http: httpx.Client, asset_id: str, start
 def test_hftbacktest_depth_equals_orderbook(client: tickhouse.Client, raw: httpx.Client, big_asset: dict[str, Any], tmp_path: Path) -> None:
     start = int(big_asset["first"]) + HOUR
     assert _depth_at(client, raw, str(big_asset["asset_id"]), start, start + 6 * HOUR, tmp_path, 100) >= 90
+
+
+def test_hftbacktest_depth_with_empty_sides(frames_service: tuple[str, httpx.Client, tickhouse.Client], tmp_path: Path) -> None:  # noqa: F811
+    _, http, c = frames_service
+    start = market_frames.T0 + 1
+    end = market_frames.T0 + 20_000  # its last event
+    assert _depth_at(c, http, market_frames.YES, start, end, tmp_path, 200) >= 190

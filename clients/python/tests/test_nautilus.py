@@ -4,9 +4,7 @@ was written, its data engine sees one batch per Polymarket message, and the trad
 
 from __future__ import annotations
 
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,7 @@ import httpx
 import market_frames
 import pandas as pd
 import pytest
-from service import REPO, TSX, Service, create_account
+from market_frames import frames_service  # noqa: F401  (a fixture)
 
 nautilus_trader = pytest.importorskip("nautilus_trader", reason="pip install './clients/python[nautilus]'")
 
@@ -106,24 +104,7 @@ def test_book_equals_orderbook_at_200_instants(data: nautilus.NautilusData, tick
     assert sum(b["timestamp"] in book_ms for b in books) >= 10  # re-sent books were among the instants
 
 
-@pytest.fixture(scope="module")
-def frames_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, httpx.Client, tickhouse.Client]]:
-    """A service of its own holding only market_frames' channel, ingested from its frame file."""
-    root = tmp_path_factory.mktemp("frames")
-    service = Service(root / "data", {"DEMO_DATA": "0"})
-    file = market_frames.write(root / "frames.txt")
-    done = subprocess.run([str(TSX), "scripts/ingest.ts", "replay", str(file)], cwd=REPO, env=service.env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    key = create_account(service.env, "unlimited")
-    service.start()
-    try:
-        with httpx.Client(base_url=service.url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as http, tickhouse.Client(service.url, key) as c:
-            yield service.url, http, c
-    finally:
-        service.stop()
-
-
-def test_book_equals_orderbook_with_empty_sides_bursts_and_resent_books(frames_service: tuple[str, httpx.Client, tickhouse.Client]) -> None:
+def test_book_equals_orderbook_with_empty_sides_bursts_and_resent_books(frames_service: tuple[str, httpx.Client, tickhouse.Client]) -> None:  # noqa: F811
     _, http, c = frames_service
     start = market_frames.T0 + 1  # the opening book (at T0) comes from /v1/orderbook just before start
     end = start + 3_600_000

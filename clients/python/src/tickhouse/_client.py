@@ -354,12 +354,13 @@ class Client:
 
         return nautilus.nautilus_data(self, asset_ids, start, end)
 
-    def to_hftbacktest(self, asset_id: AssetId, start: TimeLike, end: TimeLike, path: str | Path) -> Any:
+    def to_hftbacktest(self, asset_id: AssetId, start: TimeLike, end: TimeLike, path: str | Path, *, local: Literal["receive", "exchange"] = "receive") -> Any:
         """hftbacktest's event array of ``asset_id`` in ``[start, end]`` saved to ``path`` (``.npz``, key
-        ``data``; rows in ``tickhouse.hftbacktest``). Returns a ``tickhouse.hftbacktest.HftResult``."""
+        ``data``; rows in ``tickhouse.hftbacktest``; ``local_ts`` the receive time, or the exchange time with
+        ``local="exchange"``). Returns a ``tickhouse.hftbacktest.HftResult``."""
         from . import hftbacktest
 
-        return hftbacktest.to_hftbacktest(self, asset_id, start, end, path)
+        return hftbacktest.to_hftbacktest(self, asset_id, start, end, path, local=local)
 
     # --- replay ---------------------------------------------------------------------------------
 

@@ -11,7 +11,8 @@ Rows (hftbacktest's ``event_dtype``, every one flagged ``EXCH_EVENT | LOCAL_EVEN
   taker side was stored).
 
 ``exch_ts`` = exchange time, ``local_ts`` = receive time held non-decreasing as ``ts_init`` is in
-``tickhouse.nautilus`` (hftbacktest requires both columns in order). Messages as ``_market_messages``.
+``tickhouse.nautilus`` (hftbacktest requires both columns in order), or the exchange time with
+``local="exchange"``. Messages as ``_market_messages``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import math
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -36,6 +37,7 @@ EXCH_EVENT, LOCAL_EVENT, BUY_EVENT, SELL_EVENT = 1 << 31, 1 << 30, 1 << 29, 1 <<
 EVENT_DTYPE = np.dtype(
     [("ev", "u8"), ("exch_ts", "i8"), ("local_ts", "i8"), ("px", "f8"), ("qty", "f8"), ("order_id", "u8"), ("ival", "i8"), ("fval", "f8")], align=True
 )
+LocalTime = Literal["receive", "exchange"]
 _BOTH = EXCH_EVENT | LOCAL_EVENT
 _SIDE = {"bid": BUY_EVENT, "ask": SELL_EVENT, "buy": BUY_EVENT, "sell": SELL_EVENT, "": 0}
 
@@ -48,8 +50,10 @@ class HftResult:
     lot_size: float  # for BacktestAsset.lot_size: sizes have 6 decimals (a coarser lot drops small levels)
 
 
-def to_hftbacktest(client: Client, asset_id: str | int, start: TimeLike, end: TimeLike, path: str | Path) -> HftResult:
-    """Write ``asset_id``'s ``[start, end]`` to ``path`` (``.npz``, key ``data``)."""
+def to_hftbacktest(client: Client, asset_id: str | int, start: TimeLike, end: TimeLike, path: str | Path, *, local: LocalTime = "receive") -> HftResult:
+    """Write ``asset_id``'s ``[start, end]`` to ``path`` (``.npz``, key ``data``); ``local="exchange"`` sets
+    ``local_ts = exch_ts`` (the strategy sees each event at its exchange time, no feed latency)."""
+    local_time = local
     rows: list[tuple[int, int, int, float, float]] = []
     with tempfile.TemporaryDirectory(prefix="tickhouse-") as tmp:
         source = mm.open_source(client, str(asset_id), start, end, Path(tmp), False)
@@ -68,7 +72,7 @@ def to_hftbacktest(client: Client, asset_id: str | int, start: TimeLike, end: Ti
         if source.initial is not None:
             book(source.initial, local)
         for message in mm.messages(client, source):
-            local = max(local, round(message.local_t * 1000) * 1000)
+            local = max(local, round(message.local_t * 1000) * 1000 if local_time == "receive" else message.t * 1_000_000)
             exch = message.t * 1_000_000
             if isinstance(message, mm.Book):
                 book(message, exch)
