@@ -732,6 +732,32 @@ class Client:
         params = {"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end")}
         return cast(Coverage, self._t.call("GET", "/v1/coverage", params=params)["data"])
 
+    # --- backtesting engines (optional extras) ---------------------------------------------------
+
+    def to_nautilus(
+        self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike, catalog_path: str | Path, *, progress: bool | None = None
+    ) -> Any:
+        """NautilusTrader's ``ParquetDataCatalog`` at ``catalog_path`` filled with each token's ``BinaryOption``,
+        order book deltas and trades in ``[start, end]``, in bounded chunks (``tickhouse[nautilus]``;
+        mapping in ``tickhouse.nautilus``). Returns a ``tickhouse.nautilus.CatalogResult``."""
+        from . import nautilus
+
+        return nautilus.to_catalog(self, asset_ids, start, end, catalog_path, progress=progress)
+
+    def nautilus_data(self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike) -> Any:
+        """The objects ``to_nautilus`` writes, in memory (small ranges): a ``tickhouse.nautilus.NautilusData``."""
+        from . import nautilus
+
+        return nautilus.nautilus_data(self, asset_ids, start, end)
+
+    def to_hftbacktest(self, asset_id: AssetId, start: TimeLike, end: TimeLike, path: str | Path, *, local: Literal["receive", "exchange"] = "receive") -> Any:
+        """hftbacktest's event array of ``asset_id`` in ``[start, end]`` saved to ``path`` (``.npz``, key
+        ``data``; rows in ``tickhouse.hftbacktest``; ``local_ts`` the receive time, or the exchange time with
+        ``local="exchange"``). Returns a ``tickhouse.hftbacktest.HftResult``."""
+        from . import hftbacktest
+
+        return hftbacktest.to_hftbacktest(self, asset_id, start, end, path, local=local)
+
     # --- replay ---------------------------------------------------------------------------------
 
     def replay(self, assets: Sequence[AssetId], start: TimeLike, end: TimeLike, speed: float | Literal["max"] = 1) -> Iterator[ReplayEvent]:
