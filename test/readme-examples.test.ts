@@ -54,6 +54,9 @@ const NOT_RUN: [string, string][] = [
   ['pip install ./clients/python', 'npm test installs the client into .venv (scripts/test.mjs) before the Python suite runs the Python blocks'],
   ['# Replay raw frames', 'needs a capture file; npm run ingest and seed-demo are run by test/frame-files.test.ts and test/demo-frames.test.ts'],
   ['npm run record', "needs Polymarket's network; the recorder runs against local servers in test/recorder-*.test.ts"],
+  ['{\n  "mcpServers"', "a desktop host's configuration file; test/mcp-stdio.test.ts runs `npm run -s mcp` as the host does"],
+  ['# pmxt hourly Parquet', 'needs archive files; test/import-archives.test.ts and import-roundtrip.test.ts import every format from test/fixtures/archives'],
+  ["pip install './clients/python[", 'npm test installs the client with its [test] extra (which holds [nautilus] and [hftbacktest]) into .venv'],
   ['npm run migrate', 'operator commands on a store the running service holds; run by test/accounts-admin.test.ts and the bench'],
 ];
 const reasonFor = (b: Block) => (b.lang === 'python' ? 'run by the Python suite' : NOT_RUN.find(([first]) => b.code.startsWith(first))?.[1]);
