@@ -22,7 +22,11 @@ import { bookEvent, changeItem, isMarketEvent, priceChange, type ReplayRow, trad
  */
 const PAGE_ROWS = 32_768;
 const PAGE_CAP = 2 * PAGE_ROWS;
-/** The first window; later ones scale by the rows the previous one held (at most ×16 per step). */
+/**
+ * The first window; later ones scale by the rows the previous one held (at most ×16 per step). A
+ * reader of a bounded range (a Tardis slice) asks for the whole range at once instead (`firstWindowMs`):
+ * each query costs tens of ms whatever it holds, and PAGE_CAP still bounds the page.
+ */
 const FIRST_WINDOW_MS = 60_000;
 const MAX_WINDOW_MS = 366 * 86_400_000;
 
@@ -123,7 +127,7 @@ async function readPage(read: Read, lo: number, hi: number, after: After | null)
  */
 export async function* replayPages(
   engine: Engine,
-  q: { assets: string[]; since: number; to: number; custom: boolean },
+  q: { assets: string[]; since: number; to: number; custom: boolean; firstWindowMs?: number },
   signal: AbortSignal,
 ): AsyncGenerator<ReplayPage> {
   const abort = new AbortController();
@@ -139,7 +143,7 @@ export async function* replayPages(
       marketEvents: q.custom ? CUSTOM_MARKET_EVENTS : MARKET_EVENTS,
       signal: abort.signal,
     };
-    let window = FIRST_WINDOW_MS;
+    let window = q.firstWindowMs ?? FIRST_WINDOW_MS;
     next = readPage(read, q.since, Math.min(q.to, q.since + window - 1), null);
     while (next) {
       const page: Page = await next;
@@ -195,7 +199,7 @@ export interface ReplayMessage {
  */
 export async function* replayMessages(
   engine: Engine,
-  q: { assets: string[]; since: number; to: number; custom: boolean; wanted: (row: ReplayRow) => boolean },
+  q: { assets: string[]; since: number; to: number; custom: boolean; wanted: (row: ReplayRow) => boolean; firstWindowMs?: number },
   signal: AbortSignal,
 ): AsyncGenerator<ReplayMessage[]> {
   // A group may go on in the next window: it is sent once it is complete.

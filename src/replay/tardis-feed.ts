@@ -31,7 +31,8 @@ export async function* feedChunks(engine: Engine, slice: FeedSlice, signal: Abor
   let prefix = '';
   // custom: every market event tickhouse stores goes out when its channel is asked (Tardis records with
   // custom_feature_enabled, docs/TARDIS.md §2).
-  const messages = replayMessages(engine, { assets: slice.assets, since: slice.lo, to: slice.hi - 1, custom: true, wanted: slice.wanted }, signal);
+  const read = { assets: slice.assets, since: slice.lo, to: slice.hi - 1, custom: true, wanted: slice.wanted, firstWindowMs: slice.hi - slice.lo };
+  const messages = replayMessages(engine, read, signal);
   for await (const batch of messages) {
     let text = '';
     for (const m of batch) {

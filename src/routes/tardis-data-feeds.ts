@@ -131,7 +131,7 @@ export function registerTardisDataFeedsRoute(app: OpenAPIHono<AppEnv>, deps: App
     const response = await streamResponse(c, body, {
       contentType: 'text/plain; charset=utf-8',
       encoding: { coding: compressedEncoding(c.req.header('accept-encoding')), header: true },
-      headers: { 'x-slice-size': '1', 'x-suggested-slice-size': String(SUGGESTED_SLICE_MINUTES) },
+      headers: { 'x-slice-size': String(size), 'x-suggested-slice-size': String(SUGGESTED_SLICE_MINUTES) },
     });
     return response as never;
   });
