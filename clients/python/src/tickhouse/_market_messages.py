@@ -124,7 +124,7 @@ def _book_before(client: Client, asset_id: str, start_ms: int) -> Book | None:
     from .errors import NotFound
 
     try:
-        data = client._t.json("GET", "/v1/orderbook", params={"asset_id": asset_id, "timestamp": start_ms - 1, "limit": MAX_LEVELS})["data"]
+        data = client._t.call("GET", "/v1/orderbook", params={"asset_id": asset_id, "timestamp": start_ms - 1, "limit": MAX_LEVELS})["data"]
     except NotFound:
         return None
     t = int(data["timestamp"])
@@ -143,7 +143,7 @@ def exchange_books(client: Client, asset_id: str, start_ms: int, end_ms: int) ->
     since = start_ms
     while True:
         params = {"asset_id": asset_id, "since": since, "until": end_ms, "limit": _RANGE_PAGE, "depth": MAX_LEVELS}
-        page = client._t.json("GET", "/v1/orderbook/range", params=params)["data"]
+        page = client._t.call("GET", "/v1/orderbook/range", params=params)["data"]
         if len(page) < _RANGE_PAGE:
             for b in page:
                 yield int(b["timestamp"]), _levels(b["bids"]), _levels(b["asks"])
