@@ -22,8 +22,8 @@ A ``book`` and a ``last_trade_price`` are one message each.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
