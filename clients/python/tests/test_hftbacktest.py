@@ -70,3 +70,9 @@ def test_hftbacktest_depth_with_empty_sides(frames_service: tuple[str, httpx.Cli
     start = market_frames.T0 + 1
     end = market_frames.T0 + 20_000  # its last event
     assert _depth_at(c, http, market_frames.YES, start, end, tmp_path, 200) >= 190
+    # With receive times (the default) both clocks still only go forward, and they differ here.
+    import numpy as np
+
+    data = np.load(c.to_hftbacktest(market_frames.YES, start, end, tmp_path / "receive.npz").path)["data"]
+    validate_event_order(data)
+    assert bool((data["local_ts"] != data["exch_ts"]).any())

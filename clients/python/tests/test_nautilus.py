@@ -5,6 +5,7 @@ was written, its data engine sees one batch per Polymarket message, and the trad
 from __future__ import annotations
 
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -237,3 +238,34 @@ def test_example_backtest_fills_at_prices_in_the_book(client: tickhouse.Client, 
     # open at the end is not cash).
     flows = sum((-1 if f.side == "BUY" else 1) * f.price * f.size for f in fills)
     assert round(pnl.as_double(), 6) == round(float(flows), 6)
+
+
+def _fee_instrument(rate: float, exponent: float) -> Any:
+    token = {"asset_id": "123", "market": "0x" + "ab" * 32, "outcome": "Yes", "question": "q", "tick_size": 0.01, "min_order_size": 5}
+    fees = {"enabled": True, "taker_base_fee": None, "maker_base_fee": None, "rate": rate, "exponent": exponent, "taker_only": True, "rebate_rate": None}
+    at = {**token, "fees": fees, "status": "open", "resolved_at": None, "as_of": 1_795_000_000_000}
+    return nautilus.binary_option(at, at, 2, 1_795_000_000_000)
+
+
+@pytest.mark.parametrize(
+    ("rate", "exponent", "side", "expected"),
+    [
+        (0.02, 1, "TAKER", "0.420000"),  # 100 × 0.02 × 0.30 × 0.70
+        (0.02, 2, "TAKER", "0.088200"),  # 100 × 0.02 × 0.21²
+        (0.0125, 1, "TAKER", "0.262500"),  # 100 × 0.0125 × 0.21
+        (0.02, 1, "MAKER", "0.000000"),  # makers pay nothing
+    ],
+)
+def test_polymarket_fee_model_charges_takers_the_schedule(rate: float, exponent: float, side: str, expected: str) -> None:
+    """Fills computed by hand from docs/TIME-MACHINE.md §5's formula, on a real Nautilus order."""
+    from nautilus_trader.model.enums import LiquiditySide, OrderSide
+    from nautilus_trader.model.objects import Price, Quantity
+    from nautilus_trader.test_kit.stubs.events import TestEventStubs
+    from nautilus_trader.test_kit.stubs.execution import TestExecStubs
+
+    instrument = _fee_instrument(rate, exponent)
+    assert instrument.taker_fee == Decimal(str(rate)) and instrument.price_increment == Price.from_str("0.01")
+    order = TestExecStubs.make_accepted_order(instrument=instrument, order_side=OrderSide.BUY, quantity=Quantity.from_int(100), price=Price.from_str("0.30"))
+    order.apply(TestEventStubs.order_filled(order=order, instrument=instrument, last_px=Price.from_str("0.30"), liquidity_side=getattr(LiquiditySide, side)))
+    commission = nautilus.PolymarketFeeModel().get_commission(order, Quantity.from_int(100), Price.from_str("0.30"), instrument)
+    assert str(commission) == f"{expected} USDC.e"

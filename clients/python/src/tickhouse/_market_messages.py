@@ -22,6 +22,7 @@ A ``book`` and a ``last_trade_price`` are one message each.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +133,9 @@ def _book_before(client: Client, asset_id: str, start_ms: int) -> Book | None:
 
 
 def _levels(rows: list[dict[str, Any]]) -> list[Level]:
+    if len(rows) >= MAX_LEVELS:
+        # The API's cap: a deeper side (possible at a 0.001 tick) loses its worst levels here.
+        warnings.warn(f"a book side has {MAX_LEVELS} levels, the most the API returns: deeper levels are missing", stacklevel=2)
     return [(float(r["price"]), float(r["size"])) for r in rows]
 
 

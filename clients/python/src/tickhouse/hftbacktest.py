@@ -53,14 +53,13 @@ class HftResult:
 def to_hftbacktest(client: Client, asset_id: str | int, start: TimeLike, end: TimeLike, path: str | Path, *, local: LocalTime = "receive") -> HftResult:
     """Write ``asset_id``'s ``[start, end]`` to ``path`` (``.npz``, key ``data``); ``local="exchange"`` sets
     ``local_ts = exch_ts`` (the strategy sees each event at its exchange time, no feed latency)."""
-    local_time = local
     rows: list[tuple[int, int, int, float, float]] = []
     with tempfile.TemporaryDirectory(prefix="tickhouse-") as tmp:
         source = mm.open_source(client, str(asset_id), start, end, Path(tmp), False)
-        local = source.start_ms * 1_000_000 - 1
+        local_ts = source.start_ms * 1_000_000 - 1
 
         def add(ev: int, exch: int, px: float, qty: float) -> None:
-            rows.append((ev | _BOTH, exch, local, px, qty))
+            rows.append((ev | _BOTH, exch, local_ts, px, qty))
 
         def book(b: mm.Book, exch: int) -> None:
             add(DEPTH_CLEAR_EVENT | BUY_EVENT, exch, math.nan, 0.0)
@@ -70,9 +69,9 @@ def to_hftbacktest(client: Client, asset_id: str | int, start: TimeLike, end: Ti
                     add(DEPTH_SNAPSHOT_EVENT | side, exch, px, qty)
 
         if source.initial is not None:
-            book(source.initial, local)
+            book(source.initial, local_ts)
         for message in mm.messages(client, source):
-            local = max(local, round(message.local_t * 1000) * 1000 if local_time == "receive" else message.t * 1_000_000)
+            local_ts = max(local_ts, round(message.local_t * 1000) * 1000 if local == "receive" else message.t * 1_000_000)
             exch = message.t * 1_000_000
             if isinstance(message, mm.Book):
                 book(message, exch)
