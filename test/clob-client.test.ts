@@ -93,6 +93,20 @@ const rules = (asset: string) =>
   asset === '1001' || asset === '1002'
     ? { min_order_size: '15', tick_size: '0.001', neg_risk: true }
     : { min_order_size: '5', tick_size: '0.01', neg_risk: false };
+/**
+ * The tick size at an instant (`null`: latest), as docs/TIME-MACHINE.md §5 orders its sources; the
+ * stream states it only in tick_size_change frames: the newest up to the instant, else the old tick of
+ * the first one after it, else the market's metadata.
+ */
+function tickSizeAt(asset: string, at: number | null): string {
+  const changes = stream.lines
+    .filter((line) => line.includes('"tick_size_change"'))
+    .map((line) => JSON.parse(line) as { asset_id: string; timestamp: string; old_tick_size: string; new_tick_size: string })
+    .filter((e) => e.asset_id === asset);
+  const before = changes.filter((e) => at === null || Number(e.timestamp) <= at).at(-1);
+  if (before) return before.new_tick_size;
+  return changes.find((e) => Number(e.timestamp) > (at ?? Number.POSITIVE_INFINITY))?.old_tick_size ?? rules(asset).tick_size;
+}
 const asNumbers = (levels: { price: string; size: string }[]) => levels.map((l) => ({ price: Number(l.price), size: Number(l.size) }));
 
 /** The book methods of one client at one instant against /v1/orderbook and /v1/price. */
@@ -107,7 +121,13 @@ async function checkBook(c: ClobClient, asset: string, at: number | null) {
 
   const summary = (await c.getOrderBook(asset)) as OrderBookSummary & { error?: unknown };
   expect(summary.error).toBeUndefined();
-  expect(summary).toMatchObject({ market: v1Book.market, asset_id: asset, timestamp: String(v1Book.timestamp), ...rules(asset) });
+  expect(summary).toMatchObject({
+    market: v1Book.market,
+    asset_id: asset,
+    timestamp: String(v1Book.timestamp),
+    ...rules(asset),
+    tick_size: tickSizeAt(asset, at),
+  });
   // Polymarket lists the best level last on both sides; /v1 lists it first.
   expect(asNumbers(summary.bids).reverse()).toEqual(v1Book.bids);
   expect(asNumbers(summary.asks).reverse()).toEqual(v1Book.asks);
@@ -120,7 +140,7 @@ async function checkBook(c: ClobClient, asset: string, at: number | null) {
   expect(await c.getPrice(asset, Side.SELL)).toEqual({ price: q.best_ask });
   expect(await c.getMidpoint(asset)).toEqual({ mid: String(q.midpoint) });
   expect(await c.getSpread(asset)).toEqual({ spread: String(q.spread) });
-  expect(await c.getTickSize(asset)).toBe(rules(asset).tick_size);
+  expect(await c.getTickSize(asset)).toBe(tickSizeAt(asset, at));
   expect(await c.getNegRisk(asset)).toBe(rules(asset).neg_risk);
   return summary;
 }

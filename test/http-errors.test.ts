@@ -190,6 +190,7 @@ const EXPECTED_ERRORS: Record<string, number[]> = {
   'GET /v1/price': [400, 401, 403, 404, 429, 500, 503],
   'GET /v1/prices-history': [400, 401, 403, 429, 500, 503],
   'GET /v1/execution-price': [400, 401, 403, 404, 429, 500, 503],
+  'GET /v1/instruments': [400, 401, 403, 404, 429, 500, 503],
 };
 
 interface Operation {

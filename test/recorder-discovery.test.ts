@@ -165,8 +165,14 @@ describe('--active discovery', () => {
     await recorder.stop();
     expect(recorder.status().sink.stored.markets).toBe(6);
     // The writer skips a market row identical to the stored one; the recorder does not even produce
-    // it again: 6 market rows and the 2 ticks.
-    expect(recorder.status().rows).toBe(8);
+    // it again: 6 market rows, the new_market event kept once per token it names (market_events,
+    // docs/INGEST.md §5) and the 2 ticks.
+    expect(recorder.status().rows).toBe(10);
+    const events = await engine.rows<{ asset_id: string; event: string }>('SELECT asset_id, toString(event) AS event FROM market_events ORDER BY asset_id');
+    expect(events).toEqual([
+      { asset_id: '301', event: 'new_market' },
+      { asset_id: '302', event: 'new_market' },
+    ]);
     const ticks = await engine.rows<{ asset_id: string; side: string }>('SELECT asset_id, side FROM ticks ORDER BY asset_id');
     expect(ticks).toEqual([
       { asset_id: '201', side: 'UP' },
