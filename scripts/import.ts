@@ -11,7 +11,7 @@ import { dryRunText, runImport, summaryText } from '../src/ingest/import/run.js'
 import { errorText } from '../src/log.js';
 
 const USAGE = `Usage: npm run import -- <format> <files | dir | glob>… [--assets <id,…>] [--from <time>] [--to <time>]
-                         [--markets <gamma.json>] [--dry-run]
+                         [--markets <gamma.json>] [--progress <seconds>] [--dry-run]
 
 Imports public archives into the configured store (docs/INGEST.md §6), through the normalizer the
 live recorder uses. Formats:
@@ -23,6 +23,7 @@ live recorder uses. Formats:
 --from/--to pmxt hours / Tardis days in [from, to) (ISO 8601 or Unix ms); hours (days) of the range
             without a file are source_missing gaps (default range: first to last file)
 --markets   a Gamma /markets answer: outcome labels, and condition ids for Tardis rows
+--progress  seconds between progress lines (default 2)
 --dry-run   print what would be imported, write nothing
 Importing the same files again, or again after an interrupted run, adds nothing. Exit code 1 when
 any input problem was found (each named with its file and line or row group), 2 on bad arguments.`;
@@ -34,6 +35,7 @@ interface Args {
   from?: number;
   to?: number;
   markets?: GammaMarket[];
+  progressMs: number;
   dryRun: boolean;
 }
 
@@ -53,6 +55,7 @@ async function parseCommandLine(): Promise<Args> {
         from: { type: 'string' },
         to: { type: 'string' },
         markets: { type: 'string' },
+        progress: { type: 'string' },
         'dry-run': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -71,7 +74,9 @@ async function parseCommandLine(): Promise<Args> {
     // A frame may name several assets: keeping some of its rows would not be the rows of a capture of them.
     if (assets && (format === 'frames' || format === 'recorder')) throw new Error(`--assets applies to pmxt and tardis, not to ${format}`);
     const markets = values.markets ? await readGammaFile(values.markets) : undefined;
-    return { format: format as ImportFormat, inputs, assets, from, to, markets, dryRun: values['dry-run'] ?? false };
+    const progressSeconds = values.progress === undefined ? 2 : Number(values.progress);
+    if (!(progressSeconds >= 0.05 && progressSeconds <= 3600)) throw new Error('--progress must be a number of seconds from 0.05 to 3600');
+    return { format: format as ImportFormat, inputs, assets, from, to, markets, progressMs: progressSeconds * 1000, dryRun: values['dry-run'] ?? false };
   } catch (err) {
     process.stderr.write(`import: ${errorText(err)}\n${USAGE}\n`);
     process.exit(2);
@@ -99,6 +104,7 @@ await runCli(async () => {
     const summary = await runImport(engine, plan, {
       assets: args.assets,
       markets: args.markets,
+      progressEveryMs: args.progressMs,
       onProblem: (p) => process.stderr.write(`import: ${problemText(p)}\n`),
       onProgress: (p) => {
         const eta = p.etaSeconds === null ? '?' : `${p.etaSeconds} s`;

@@ -31,7 +31,9 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function importer(dataDir: string): { child: ChildProcess; stdout: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/import.ts', 'frames', file], {
+  // A progress line every 50 ms: the kill below lands while batches are still being stored, however
+  // fast or loaded the machine (the default 2 s can outlast the whole import).
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/import.ts', 'frames', file, '--progress', '0.05'], {
     cwd: ROOT,
     env: { ...process.env, CLICKHOUSE_URL: '', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -71,5 +71,5 @@ describe('frames round trip', () => {
     const summary = await runImport(t.te.engine, await planImport('frames', [archive]));
     expect(summary.problems).toBe(0);
     expect(await answers(asset)).toEqual(before);
-  }, 300_000);
+  }, 900_000);
 });

@@ -80,7 +80,8 @@ export async function runImport(engine: Engine, plan: ImportPlan, opts: ImportOp
       units: units.length,
       rows,
       rowsPerSecond: Math.round(rows / (elapsedMs / 1000)),
-      etaSeconds: read > 0 ? Math.round(((elapsedMs / 1000) * (totalBytes - read)) / read) : null,
+      // At the end of a unit its bytes are counted done while its reader still reports them: never below 0.
+      etaSeconds: read > 0 ? Math.max(0, Math.round(((elapsedMs / 1000) * (totalBytes - read)) / read)) : null,
       elapsedMs,
     };
   };
