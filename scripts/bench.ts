@@ -36,7 +36,11 @@ function archiveSizes(): number[] {
 async function main() {
   const sizes = archiveSizes();
   const perSize: BenchRow[][] = [];
-  for (const groups of sizes) perSize.push(await benchArchive(groups, sizes.length > 1));
+  for (const groups of sizes) {
+    perSize.push(await benchArchive(groups, sizes.length > 1));
+    // Each archive's rows as soon as they are known (the larger one takes a while).
+    if (sizes.length > 1) say(table(perSize.at(-1)!));
+  }
   // Side by side: each row of the first archive, then the same row of the others.
   const rows = perSize[0].flatMap((row, i) => [row, ...perSize.slice(1).map((other) => other[i])].filter((r) => r !== undefined));
   process.stdout.write(table(rows));

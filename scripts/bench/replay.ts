@@ -21,8 +21,8 @@ const MB = 1e6;
 const RAW_SQL = `
 SELECT ms, seq, kind, asset_id, market, best_bid, best_ask, price, size, side, bids, asks FROM (
   SELECT toUnixTimestamp64Milli(t) AS ms, seq, toString(event) AS kind, asset_id, market, best_bid, best_ask, price, size,
-         toString(book_side) AS side, CAST([], 'Array(Tuple(price Float64, size ' +
-           'Float64))') AS bids, CAST([], 'Array(Tuple(price Float64, size Float64))') AS asks, t
+         toString(book_side) AS side, CAST([], 'Array(Tuple(price Float64, size Float64))') AS bids,
+         CAST([], 'Array(Tuple(price Float64, size Float64))') AS asks, t
   FROM ticks WHERE asset_id = {id:String} AND event != 'book' AND t > fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND t <=
     fromUnixTimestamp64Milli({to:Int64}, 'UTC')
   UNION ALL
