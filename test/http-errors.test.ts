@@ -191,6 +191,9 @@ const EXPECTED_ERRORS: Record<string, number[]> = {
   'GET /v1/prices-history': [400, 401, 403, 429, 500, 503],
   'GET /v1/execution-price': [400, 401, 403, 404, 429, 500, 503],
   'GET /v1/instruments': [400, 401, 403, 404, 429, 500, 503],
+  // Never a 404 for a day or a slice without data (docs/TARDIS.md): Tardis's clients take 404 as final.
+  'GET /v1/tardis/datasets/{exchange}/{data_type}/{year}/{month}/{day}/{file}': [400, 401, 403, 429, 500, 503],
+  'GET /v1/tardis/data-feeds/{exchange}': [400, 401, 403, 429, 500, 503],
 };
 
 interface Operation {
