@@ -58,7 +58,10 @@ def client(live: Live) -> Iterator[tickhouse.Client]:
 @pytest.fixture(scope="session")
 def raw(live: Live) -> Iterator[httpx.Client]:
     """Plain HTTP with the unlimited key: the JSON API's own answers, to compare the client's frames with."""
-    with httpx.Client(base_url=live.url, headers={"Authorization": f"Bearer {live.key}"}, timeout=300) as c:
+    # gzip, as the client asks (tickhouse/_http.py): httpx 0.28's zstd decoder, on once zstandard is
+    # installed (nautilus_trader pulls it in), fails when a read ends exactly at a zstd frame's end.
+    headers = {"Authorization": f"Bearer {live.key}", "Accept-Encoding": "gzip"}
+    with httpx.Client(base_url=live.url, headers=headers, timeout=300) as c:
         yield c
 
 

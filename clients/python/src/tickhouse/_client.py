@@ -737,23 +737,67 @@ class Client:
     def to_nautilus(
         self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike, catalog_path: str | Path, *, progress: bool | None = None
     ) -> Any:
-        """NautilusTrader's ``ParquetDataCatalog`` at ``catalog_path`` filled with each token's ``BinaryOption``,
-        order book deltas and trades in ``[start, end]``, in bounded chunks (``tickhouse[nautilus]``;
-        mapping in ``tickhouse.nautilus``). Returns a ``tickhouse.nautilus.CatalogResult``."""
+        """Write each token's ``BinaryOption``, order book deltas and trades to a NautilusTrader catalog.
+
+        Needs ``tickhouse[nautilus]``; the mapping is in ``tickhouse.nautilus``. Written with
+        ``ParquetDataCatalog.write_data`` in bounded chunks, so memory stays flat in the range's size.
+
+        Parameters
+        ----------
+        asset_ids : str, int or a sequence of them
+            The tokens.
+        start, end : time
+            Inclusive; the instrument takes the tick size at ``start``.
+        catalog_path : str or Path
+            The catalog's folder (created when missing; a token it already holds is refused).
+        progress : bool, optional
+            A progress line on stderr (default: when stderr is a terminal).
+
+        Returns
+        -------
+        tickhouse.nautilus.CatalogResult
+            The catalog's path, the instruments and the numbers of ticks read, deltas and trades written.
+        """
         from . import nautilus
 
         return nautilus.to_catalog(self, asset_ids, start, end, catalog_path, progress=progress)
 
     def nautilus_data(self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike) -> Any:
-        """The objects ``to_nautilus`` writes, in memory (small ranges): a ``tickhouse.nautilus.NautilusData``."""
+        """The objects ``to_nautilus`` writes, in memory, for small ranges.
+
+        Parameters
+        ----------
+        asset_ids : str, int or a sequence of them
+            The tokens.
+        start, end : time
+            Inclusive.
+
+        Returns
+        -------
+        tickhouse.nautilus.NautilusData
+            ``instruments``, ``deltas`` and ``trades``: add the instruments to the engine first.
+        """
         from . import nautilus
 
         return nautilus.nautilus_data(self, asset_ids, start, end)
 
     def to_hftbacktest(self, asset_id: AssetId, start: TimeLike, end: TimeLike, path: str | Path, *, local: Literal["receive", "exchange"] = "receive") -> Any:
-        """hftbacktest's event array of ``asset_id`` in ``[start, end]`` saved to ``path`` (``.npz``, key
-        ``data``; rows in ``tickhouse.hftbacktest``; ``local_ts`` the receive time, or the exchange time with
-        ``local="exchange"``). Returns a ``tickhouse.hftbacktest.HftResult``."""
+        """Save hftbacktest's event array of ``asset_id`` in ``[start, end]`` to ``path``.
+
+        Parameters
+        ----------
+        asset_id : str or int
+        start, end : time
+            Inclusive.
+        path : str or Path
+            The ``.npz`` file (array under the key ``data``; rows in ``tickhouse.hftbacktest``).
+        local : {"receive", "exchange"}, default "receive"
+            What ``local_ts`` holds: the receive time, or the exchange time.
+
+        Returns
+        -------
+        tickhouse.hftbacktest.HftResult
+        """
         from . import hftbacktest
 
         return hftbacktest.to_hftbacktest(self, asset_id, start, end, path, local=local)

@@ -142,6 +142,12 @@ class PayloadTooLarge(ApiError):
     code = "payload_too_large"
 
 
+class MethodNotAllowed(ApiError):
+    """405 ``method_not_allowed``: a method the path does not take (``GET /mcp``: MCP's streamable HTTP is POST only here)."""
+
+    code = "method_not_allowed"
+
+
 class ExpectationFailed(ApiError):
     """417 ``expectation_failed``: an ``Expect`` header other than ``100-continue``."""
 
@@ -273,6 +279,7 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
     "data_access_denied": DataAccessDenied,
     "not_found": NotFound,
     "request_timeout": RequestTimeout,
+    "method_not_allowed": MethodNotAllowed,
     "payload_too_large": PayloadTooLarge,
     "expectation_failed": ExpectationFailed,
     "upgrade_required": UpgradeRequired,
@@ -292,6 +299,7 @@ ERROR_STATUS: dict[str, int] = {
     "invalid_signature": 401,
     "data_access_denied": 403,
     "not_found": 404,
+    "method_not_allowed": 405,
     "request_timeout": 408,
     "payload_too_large": 413,
     "expectation_failed": 417,
