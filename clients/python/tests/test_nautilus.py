@@ -4,8 +4,9 @@ was written, its data engine sees one batch per Polymarket message, and the trad
 
 from __future__ import annotations
 
+import bisect
 import sys
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -71,8 +72,22 @@ def _ms(ticks: Any) -> Any:
     return ticks["t"].dt.as_unit("ms").astype("int64")
 
 
-def _levels(levels: Any, precision: int) -> list[tuple[float, float]]:
-    return [(round(level.price.as_double(), precision), round(level.size(), 6)) for level in levels]
+SIZE = Decimal("0.000001")
+
+
+def _size(x: float | Any) -> Decimal:
+    """A size at 6 decimals, exactly: a Nautilus ``Quantity`` from its decimal value (``as_double`` and
+    ``BookLevel.size()`` lose digits above 2^53 / 1e6, e.g. 5531031963.81 reads 5531031963.809999), an
+    API size from its JSON text (the shortest repr of the float)."""
+    return (x.as_decimal() if hasattr(x, "as_decimal") else Decimal(repr(float(x)))).quantize(SIZE)
+
+
+def _levels(levels: Any, precision: int) -> list[tuple[float, Decimal]]:
+    return [(round(level.price.as_double(), precision), sum((_size(o.size) for o in level.orders()), Decimal(0))) for level in levels]
+
+
+def _api_levels(levels: list[dict[str, Any]], precision: int) -> list[tuple[float, Decimal]]:
+    return [(round(x["price"], precision), _size(x["size"])) for x in levels]
 
 
 def _compare_books(data: nautilus.NautilusData, http: httpx.Client, asset_id: str, instants: list[int]) -> list[dict[str, Any]]:
@@ -89,8 +104,8 @@ def _compare_books(data: nautilus.NautilusData, http: httpx.Client, asset_id: st
             book.apply_delta(pending)
             pending = next(deltas, None)
         expected = http.get("/v1/orderbook", params={"asset_id": asset_id, "timestamp": at, "limit": 100}).json()["data"]
-        assert _levels(book.bids(), p) == [(round(x["price"], p), round(x["size"], 6)) for x in expected["bids"]], at
-        assert _levels(book.asks(), p) == [(round(x["price"], p), round(x["size"], 6)) for x in expected["asks"]], at
+        assert _levels(book.bids(), p) == _api_levels(expected["bids"], p), at
+        assert _levels(book.asks(), p) == _api_levels(expected["asks"], p), at
         seen.append(expected)
     return seen
 
@@ -140,9 +155,9 @@ def _assert_trades(data: nautilus.NautilusData, ticks: Any) -> None:
     trades = ticks[ticks["event"] == "last_trade_price"]
     assert len(data.trades) == len(trades) > 0
     p = data.instruments[0].price_precision
-    got = [(t.ts_event // 1_000_000, round(t.price.as_double(), p), round(t.size.as_double(), 6), t.aggressor_side) for t in data.trades]
+    got = [(t.ts_event // 1_000_000, round(t.price.as_double(), p), _size(t.size), t.aggressor_side) for t in data.trades]
     side = {"buy": AggressorSide.BUYER, "sell": AggressorSide.SELLER, "": AggressorSide.NO_AGGRESSOR}
-    want = [(int(r.t.value // 1_000_000), round(r.price, p), round(r.size, 6), side[r.taker_side]) for r in trades.itertuples()]
+    want = [(int(r.t.value // 1_000_000), round(r.price, p), _size(r.size), side[r.taker_side]) for r in trades.itertuples()]
     assert got == want
     ids = [t.trade_id.value for t in data.trades]
     assert len(set(ids)) == len(ids) and all(len(i) == 36 for i in ids)
@@ -216,9 +231,14 @@ def test_catalog_reads_back_what_nautilus_data_holds(client: tickhouse.Client, d
         client.to_nautilus(window["asset_id"], window["start"], window["end"], tmp_path / "catalog", progress=False)
 
 
-def test_example_backtest_fills_at_prices_in_the_book(client: tickhouse.Client, window: dict[str, Any], raw: httpx.Client) -> None:
+def test_example_backtest_fills_at_prices_in_the_book(client: tickhouse.Client, data: nautilus.NautilusData, window: dict[str, Any], raw: httpx.Client) -> None:
     """examples/nautilus_backtest.py in Nautilus's BacktestEngine (L2_MBP): every fill is at a level the
-    service's book had on the side a market order takes (asks for a buy, bids for a sell) at that instant."""
+    service's book had on the side a market order takes (asks for a buy, bids for a sell) at that instant.
+
+    The backtest clock, and so a fill's ``ts``, is the receive time (``ts_init``), not the exchange time
+    ``/v1/orderbook`` takes: the book a fill met is the one after a message whose deltas carry the last
+    ``ts_init`` at or before the fill (several messages share one where ``ts_init`` was held), i.e.
+    ``/v1/orderbook`` at that message's ``ts_event``. ``data`` is the example's own request."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("nautilus_backtest", Path(__file__).parents[1] / "examples" / "nautilus_backtest.py")
@@ -230,13 +250,25 @@ def test_example_backtest_fills_at_prices_in_the_book(client: tickhouse.Client, 
     assert len(fills) >= 2
     # A market order may take several levels (one fill each); at most one buy of 10 is left open.
     assert sum(f.size if f.side == "BUY" else -f.size for f in fills) in (0, 10)
+    events: dict[int, set[int]] = {}  # ts_init → the exchange times (ms) of the messages carrying it
+    for d in data.deltas:
+        events.setdefault(d.ts_init, set()).add(d.ts_event // 1_000_000)
+    inits = sorted(events)
     for f in fills:
-        book = raw.get("/v1/orderbook", params={"asset_id": window["asset_id"], "timestamp": f.ts // 1_000_000, "limit": 100}).json()["data"]
-        levels = book["asks"] if f.side == "BUY" else book["bids"]
-        assert float(f.price) in [x["price"] for x in levels], (f, levels[:3])
+        at = inits[bisect.bisect_right(inits, f.ts) - 1]
+        seen = []
+        for t in sorted(events[at]):
+            book = raw.get("/v1/orderbook", params={"asset_id": window["asset_id"], "timestamp": t, "limit": 100}).json()["data"]
+            levels = book["asks"] if f.side == "BUY" else book["bids"]
+            seen.append((t, [x["price"] for x in levels[:3]]))
+            if float(f.price) in [x["price"] for x in levels]:
+                break
+        else:
+            raise AssertionError((f, seen))
     # Cash changes by what the fills paid and received (the demo markets state no fees; a position still
-    # open at the end is not cash).
-    flows = sum((-1 if f.side == "BUY" else 1) * f.price * f.size for f in fills)
+    # open at the end is not cash). Each fill's cash moves as Money, at USDC.e's 6 decimals (rounded half
+    # away from zero): a partial fill's price × size has up to 9 (0.938 × 9.496399 = 8.907622262).
+    flows = sum((-1 if f.side == "BUY" else 1) * (f.price * f.size).quantize(SIZE, rounding=ROUND_HALF_UP) for f in fills)
     assert round(pnl.as_double(), 6) == round(float(flows), 6)
 
 

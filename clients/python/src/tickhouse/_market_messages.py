@@ -26,7 +26,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -166,7 +166,9 @@ def messages(client: Client, source: Source) -> Iterator[Message]:
     books = exchange_books(client, source.asset_id, source.start_ms, source.end_ms)
     pending: Changes | None = None
     for batch in pq.ParquetFile(source.ticks).iter_batches(batch_size=_BATCH_ROWS, columns=_COLUMNS):
-        cols = {name: batch.column(i).to_pylist() for i, name in enumerate(_COLUMNS)}
+        # pyarrow-stubs type to_pylist() as list[Any | None]; the export's schema fixes the types (t, seq: int;
+        # price, size, local_t: float; event, book_side, taker_side: str) and none of these columns is null.
+        cols = {name: cast("list[Any]", batch.column(i).to_pylist()) for i, name in enumerate(_COLUMNS)}
         for i in range(batch.num_rows):
             t, event, local_t, seq = cols["t"][i], cols["event"][i], cols["local_t"][i], cols["seq"][i]
             if event == "price_change":

@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -43,11 +43,11 @@ from typing import TYPE_CHECKING, Any
 try:
     from nautilus_trader.backtest.models import FeeModel
     from nautilus_trader.model.currencies import USDC_POS
-    from nautilus_trader.model.data import BookOrder, OrderBookDelta, TradeTick
+    from nautilus_trader.model.data import BookOrder, OrderBookDelta, TradeTick  # type: ignore[import-not-found, unused-ignore]  # Cython module without stubs
     from nautilus_trader.model.enums import AggressorSide, AssetClass, BookAction, LiquiditySide, OrderSide, RecordFlag
-    from nautilus_trader.model.identifiers import InstrumentId, Symbol, TradeId
+    from nautilus_trader.model.identifiers import InstrumentId, Symbol, TradeId  # type: ignore[import-not-found, unused-ignore]  # Cython module without stubs
     from nautilus_trader.model.instruments import BinaryOption
-    from nautilus_trader.model.objects import Money, Price, Quantity
+    from nautilus_trader.model.objects import Money, Price, Quantity  # type: ignore[import-not-found, unused-ignore]  # Cython module without stubs
     from nautilus_trader.persistence.catalog.parquet import ParquetDataCatalog
 except ImportError as missing:  # pragma: no cover - depends on the installed extra
     raise ImportError("tickhouse.nautilus needs NautilusTrader: pip install 'tickhouse[nautilus]'") from missing
@@ -80,7 +80,7 @@ def _decimals(text: str) -> int:
     return len(text.split(".")[1].rstrip("0")) if "." in text else 0
 
 
-def binary_option(at_start: dict[str, Any], at_end: dict[str, Any], price_decimals: int, start_ms: int) -> BinaryOption:
+def binary_option(at_start: Mapping[str, Any], at_end: Mapping[str, Any], price_decimals: int, start_ms: int) -> BinaryOption:
     """The token as ``/v1/instruments`` described it at ``start`` (``at_start``) and ``end`` (module docstring)."""
     tick = format(Decimal(str(at_start["tick_size"])).normalize(), "f")
     precision = max(_decimals(tick), price_decimals)
