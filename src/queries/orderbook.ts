@@ -74,14 +74,15 @@ export async function latestSnapshotKey(
  * Every book event from the key {from_ms, from_seq} up to {to}, in (t, seq) order: one primary-key
  * range read in order, as RowBinary (BookEventDecoder).
  */
-const FORWARD_SQL = `
-SELECT ${BINARY_EVENT_COLUMNS}
+export const forwardSql = (extraColumns = '') => `
+SELECT ${BINARY_EVENT_COLUMNS}${extraColumns}
 FROM book_events
 WHERE asset_id = {asset_id:String}
   AND t >= fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')
   AND (t > fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') OR seq >= {from_seq:UInt64})
 ORDER BY t, seq
 SETTINGS use_query_condition_cache = 0`;
+const FORWARD_SQL = forwardSql();
 
 /**
  * The read of bookStates (book-history/fold.ts): every book event of `assetId` from the key `from` (a

@@ -1,5 +1,4 @@
-import { BINARY_EVENT_COLUMNS } from './book-event-columns.js';
-import { clampTime } from './orderbook.js';
+import { clampTime, forwardSql } from './orderbook.js';
 import { RECEIVE_TIME_US } from './receive-time.js';
 
 /**
@@ -8,14 +7,7 @@ import { RECEIVE_TIME_US } from './receive-time.js';
  * book files (src/book-history/event-fold.ts), which give every row its local_timestamp. One
  * primary-key range read in order, as RowBinary (TimedEventDecoder).
  */
-const TIMED_FORWARD_SQL = `
-SELECT ${BINARY_EVENT_COLUMNS}, ${RECEIVE_TIME_US} AS local_us
-FROM book_events
-WHERE asset_id = {asset_id:String}
-  AND t >= fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')
-  AND (t > fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') OR seq >= {from_seq:UInt64})
-ORDER BY t, seq
-SETTINGS use_query_condition_cache = 0`;
+const TIMED_FORWARD_SQL = forwardSql(`, ${RECEIVE_TIME_US} AS local_us`);
 
 export function timedForwardQuery(assetId: string, from: { ms: number; seq: number }, to: number, usualMarket: string) {
   return { sql: TIMED_FORWARD_SQL, params: { asset_id: assetId, from_ms: from.ms, from_seq: from.seq, to: clampTime(to), usual_market: usualMarket } };
