@@ -75,6 +75,8 @@ const MINUTE = 60_000;
 const MICRO = 1_000_000;
 
 const HASH_POOL = 1024;
+/** The largest size a resize gives a level, in multiples of its market's typical resting size. */
+const MAX_RESTING_SCALES = 50;
 
 /** sfc32: fast, small state, passes PractRand; seeded through a string hash so any seed works. */
 class Rng {
@@ -696,7 +698,11 @@ function act(ctx: Ctx, m: Market, b: Book, fair: number, prices: Map<number, str
   }
   const extreme = k === 1 || k === m.n - 1;
   if (!extreme && depth >= 2 && count > 12 && rng.next() < 0.2) return change(ctx, m, b, { side, k, sizeMicro: 0 }, prices);
-  const resized = Math.max(MICRO, Math.round((b.size(side, k) * Math.exp(0.5 * rng.normal())) / 10_000) * 10_000);
+  // A resize is a multiplicative walk: bounded to 50 typical sizes, or over millions of ticks a level
+  // that is never taken (the extreme ones) drifts to trillions of shares, past any exchange's sizes,
+  // past what a backtesting engine can hold (NautilusTrader's Quantity), and past exact micro-shares.
+  const walked = Math.round((b.size(side, k) * Math.exp(0.5 * rng.normal())) / 10_000) * 10_000;
+  const resized = Math.max(MICRO, Math.min(MAX_RESTING_SCALES * m.scale, walked));
   return change(ctx, m, b, { side, k, sizeMicro: resized }, prices);
 }
 

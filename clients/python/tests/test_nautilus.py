@@ -24,6 +24,7 @@ from nautilus_trader.model.enums import AggressorSide, BookType  # noqa: E402
 from nautilus_trader.persistence.catalog.parquet import ParquetDataCatalog  # noqa: E402
 
 import tickhouse  # noqa: E402
+from tickhouse import _market_messages as mm  # noqa: E402
 from tickhouse import nautilus  # noqa: E402
 
 HOUR = 3_600_000
@@ -301,3 +302,14 @@ def test_polymarket_fee_model_charges_takers_the_schedule(rate: float, exponent:
     order.apply(TestEventStubs.order_filled(order=order, instrument=instrument, last_px=Price.from_str("0.30"), liquidity_side=getattr(LiquiditySide, side)))
     commission = nautilus.PolymarketFeeModel().get_commission(order, Quantity.from_int(100), Price.from_str("0.30"), instrument)
     assert str(commission) == f"{expected} USDC.e"
+
+
+def test_a_size_nautilus_cannot_hold_is_refused_naming_the_token_and_instant() -> None:
+    """Stop 34's CI: a 3.8e13-share level (the demo's unbounded walk, since bounded) reached Nautilus's
+    ``Quantity``, whose error names neither the token nor the instant. Sizes up to QUANTITY_MAX convert."""
+    converter = nautilus._Converter(_fee_instrument(0.02, 1), "123", 1_795_000_000_000)
+    ok = converter.changes(mm.Changes(t=1_795_000_000_001, local_t=1_795_000_000_001.5, items=[("bid", 0.3, 3.4e13)], seqs=[7]))
+    assert [(d.order.size.as_double(), d.sequence, d.flags) for d in ok] == [(3.4e13, 7, nautilus.F_LAST)]
+    too_big = mm.Changes(t=1_795_000_000_002, local_t=1_795_000_000_002.5, items=[("ask", 0.31, 3.8e13)], seqs=[8])
+    with pytest.raises(ValueError, match=r"^asset 123 at 1795000000002 ms: size 38000000000000\.0 is larger than NautilusTrader's QUANTITY_MAX"):
+        converter.changes(too_big)

@@ -47,7 +47,7 @@ try:
     from nautilus_trader.model.enums import AggressorSide, AssetClass, BookAction, LiquiditySide, OrderSide, RecordFlag
     from nautilus_trader.model.identifiers import InstrumentId, Symbol, TradeId  # type: ignore[import-not-found, unused-ignore]  # Cython module without stubs
     from nautilus_trader.model.instruments import BinaryOption
-    from nautilus_trader.model.objects import Money, Price, Quantity  # type: ignore[import-not-found, unused-ignore]  # Cython module without stubs
+    from nautilus_trader.model.objects import QUANTITY_MAX, Money, Price, Quantity  # type: ignore[import-not-found, unused-ignore]  # Cython module without stubs
     from nautilus_trader.persistence.catalog.parquet import ParquetDataCatalog
 except ImportError as missing:  # pragma: no cover - depends on the installed extra
     raise ImportError("tickhouse.nautilus needs NautilusTrader: pip install 'tickhouse[nautilus]'") from missing
@@ -147,13 +147,20 @@ class _Converter:
         self.ts_init = max(self.ts_init, round(local_t * 1000) * 1000)
         return self.ts_init
 
+    def _size(self, size: float, t: int) -> Quantity:
+        # Nautilus's own error names neither the token nor the instant; a size past what a Quantity
+        # holds (34 trillion at standard precision) cannot be represented, so say where it is.
+        if size > QUANTITY_MAX:
+            raise ValueError(f"asset {self.asset_id} at {t} ms: size {size} is larger than NautilusTrader's QUANTITY_MAX ({QUANTITY_MAX})")
+        return Quantity(size, SIZE_PRECISION)
+
     def book(self, b: mm.Book, ts_init: int | None = None) -> list[OrderBookDelta]:
         ts_event = b.t * _NS
         ts_init = self._init(b.local_t) if ts_init is None else ts_init
         out = [OrderBookDelta(self.iid, BookAction.CLEAR, None, F_SNAPSHOT, b.seq, ts_event, ts_init)]
         for side, levels in ((OrderSide.BUY, b.bids), (OrderSide.SELL, b.asks)):
             for price, size in levels:
-                order = BookOrder(side, Price(price, self.precision), Quantity(size, SIZE_PRECISION), 0)
+                order = BookOrder(side, Price(price, self.precision), self._size(size, b.t), 0)
                 out.append(OrderBookDelta(self.iid, BookAction.ADD, order, F_SNAPSHOT, b.seq, ts_event, ts_init))
         last = out[-1]
         out[-1] = OrderBookDelta(self.iid, last.action, None if last.action == BookAction.CLEAR else last.order, F_LAST, b.seq, ts_event, ts_init)
@@ -167,7 +174,7 @@ class _Converter:
         for i, ((side, price, size), seq) in enumerate(zip(c.items, c.seqs, strict=True)):
             book_side = OrderSide.BUY if side == "bid" else OrderSide.SELL
             action = BookAction.UPDATE if size > 0 else BookAction.DELETE
-            order = BookOrder(book_side, Price(price, self.precision), Quantity(size, SIZE_PRECISION) if size > 0 else self.zero, 0)
+            order = BookOrder(book_side, Price(price, self.precision), self._size(size, c.t) if size > 0 else self.zero, 0)
             out.append(OrderBookDelta(self.iid, action, order, F_LAST if i == n - 1 else 0, seq, ts_event, ts_init))
         return out
 
@@ -176,7 +183,7 @@ class _Converter:
         return TradeTick(
             self.iid,
             Price(tr.price, self.precision),
-            Quantity(tr.size, SIZE_PRECISION),
+            self._size(tr.size, tr.t),
             aggressor,
             trade_id(self.asset_id, tr.t, tr.seq),
             tr.t * _NS,
