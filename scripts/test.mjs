@@ -2,7 +2,7 @@
 // `npm test`: the whole suite twice — on the embedded engine, then through the ClickHouse server
 // backend's HTTP code path (TEST_BACKEND=http) — then the Python client's suite (pytest, against a
 // service it starts, from a virtual environment it makes), and says loudly which suites could not run here.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -61,11 +61,15 @@ const reports = mkdtempSync(join(tmpdir(), 'tickhouse-test-'));
 for (const run of runs) {
   console.log(`\n=== npm test: TEST_BACKEND=${run.backend} ===\n`);
   const report = join(reports, `${run.backend}.json`);
-  const r = spawnSync('node_modules/.bin/vitest', ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...run.args, ...extra], {
-    stdio: 'inherit',
-    env: { ...process.env, TEST_BACKEND: run.backend },
+  const r = await runTee('node_modules/.bin/vitest', ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...run.args, ...extra], {
+    ...process.env,
+    TEST_BACKEND: run.backend,
   });
-  results.push({ name: `TEST_BACKEND=${run.backend}`, ok: r.status === 0, failures: failuresIn(report) });
+  const failures = failuresIn(report);
+  // A run can fail with every test passed: an unhandled error or rejection, a worker that died, a
+  // teardown that timed out. The JSON report holds none of those, so quote vitest's own words.
+  if (r.status !== 0 && !failures.length) failures.push(`(no test failed, yet vitest exited ${r.status ?? r.signal}:)`, ...unhandled(r.tail));
+  results.push({ name: `TEST_BACKEND=${run.backend}`, ok: r.status === 0, failures });
 }
 rmSync(reports, { recursive: true, force: true });
 if (python) {
@@ -88,6 +92,38 @@ for (const r of results) {
 const failed = results.filter((r) => !r.ok).length;
 console.log(`${results.length - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
+
+/** Runs a command with its output passed through as it comes, and keeps the last 400 lines of it. */
+function runTee(cmd, args, env) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { env, stdio: ['inherit', 'pipe', 'pipe'] });
+    const tail = [];
+    let partial = '';
+    const keep = (chunk) => {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      tail.push(...lines);
+      if (tail.length > 400) tail.splice(0, tail.length - 400);
+    };
+    child.stdout.on('data', (c) => {
+      process.stdout.write(c);
+      keep(c);
+    });
+    child.stderr.on('data', (c) => {
+      process.stderr.write(c);
+      keep(c);
+    });
+    child.on('close', (status, signal) => resolve({ status, signal, tail: [...tail, partial] }));
+  });
+}
+
+/** vitest's "Unhandled Errors" section (or the run's last lines when there is none), without colour codes. */
+function unhandled(tail) {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are control characters
+  const plain = tail.map((l) => l.replace(/\x1b\[[0-9;]*m/g, '')).filter((l) => l.trim());
+  const at = plain.findIndex((l) => /Unhandled (Error|Rejection)|Errors? ⎯|Error: /.test(l));
+  return (at >= 0 ? plain.slice(at, at + 40) : plain.slice(-30)).map((l) => `    ${l.slice(0, 300)}`);
+}
 
 // The failed tests of a vitest JSON report, each with the first lines of its error; a suite that
 // failed outside any test (an import error, a crashed fork) is named by its file.
