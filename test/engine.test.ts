@@ -123,6 +123,39 @@ describe(`engine (${TEST_BACKEND})`, () => {
     await waitFor(async () => (await running('cancel-me')) === 0, 'the query to leave the engine');
   });
 
+  // Stop 34's CI: the embedded engine fetches one chunk ahead of its consumer; a query killed while
+  // that fetch was in flight and the consumer held the chunk before it rejected the fetch with nobody
+  // awaiting it yet: an unhandled rejection (the process guard logs and counts each as an uncaught
+  // error). Blocks of 100 rows sleeping 10 ms each keep a fetch in flight for 1 s: the test waits
+  // until the second chunk is buffered (the producer is then parked, its next fetch in flight), kills
+  // the query, and gives the failure up to two more blocks to reach Node. Under load that bound can
+  // only let a broken engine pass, never fail a sound one.
+  it('a query killed while its consumer holds a chunk fails the next read, never as an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const track = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', track);
+    try {
+      const sql = 'SELECT number, sleepEachRow(0.01) FROM numbers(100000) SETTINGS max_block_size = 100 /* killed-while-held */';
+      const stream = t.engine.stream(sql, 'CSV');
+      const it = stream[Symbol.asyncIterator]();
+      expect((await it.next()).done).toBe(false);
+      await waitFor(() => stream.readableLength > 0, 'the second chunk to be buffered');
+      await t.engine.command("KILL QUERY WHERE query LIKE '%killed-while-held%' AND query NOT LIKE '%KILL QUERY%' ASYNC");
+      const blockEnds = Date.now() + 2_000;
+      while (unhandled.length === 0 && Date.now() < blockEnds) await new Promise((resolve) => setTimeout(resolve, 50));
+      let failure: unknown;
+      try {
+        for (let r = await it.next(); !r.done; r = await it.next());
+      } catch (err) {
+        failure = err;
+      }
+      expect(String(failure)).toMatch(/cancel/i);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', track);
+    }
+  });
+
   it('returns a bounded result whole as bytes, binary formats included, with bound parameters', async () => {
     const bytes = await t.engine.bytes('SELECT toUInt32(n) AS n, toString(n) AS s FROM big WHERE n < {to:UInt64} ORDER BY n', 'RowBinary', {
       params: { to: 3 },

@@ -127,17 +127,21 @@ export class EmbeddedEngine implements Engine {
       // computes the next (a book export's fold and the engine's read took the sum of their times,
       // not the larger). Back-pressure holds: at most one chunk waits beyond the one consumed.
       const chunks = source[Symbol.asyncIterator]();
-      let ahead = chunks.next();
-      try {
-        for (let next = await ahead; !next.done; next = await ahead) {
-          ahead = chunks.next();
-          // raw() is a Buffer of the chunk's own (typed as Uint8Array): wrapped, not copied.
-          const raw = next.value.raw();
-          yield Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
-        }
-      } finally {
-        // Left early: the fetch in flight ends (cancelled by onRelease's step) with nothing to read.
-        ahead.catch(() => {});
+      // The fetch ahead may fail while the consumer still holds the previous chunk (a KILL, a failed
+      // query), or be left in flight when the consumer stops early (onRelease's cancel ends it): it
+      // is marked handled at once, or Node reports an unhandled rejection (stop 34's CI) before the
+      // next `await ahead` throws it to the consumer.
+      const fetchAhead = () => {
+        const p = chunks.next();
+        p.catch(() => {});
+        return p;
+      };
+      let ahead = fetchAhead();
+      for (let next = await ahead; !next.done; next = await ahead) {
+        ahead = fetchAhead();
+        // raw() is a Buffer of the chunk's own (typed as Uint8Array): wrapped, not copied.
+        const raw = next.value.raw();
+        yield Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
       }
     });
   }
