@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// `npm test`: the whole suite twice — on the embedded engine, then through the ClickHouse server
-// backend's HTTP code path (TEST_BACKEND=http) — then the Python client's suite (pytest, against a
-// service it starts, from a virtual environment it makes), and says loudly which suites could not run here.
+// `npm test`: the whole suite on the embedded engine, the files that reach the engine again through
+// the ClickHouse server backend's HTTP code path (TEST_BACKEND=http), then the Python client's suite
+// (pytest, against a service it starts, from a virtual environment it makes), and says loudly which
+// suites could not run here.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 const has = (cmd, args = ['--version']) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
 const skipped = [];
@@ -37,23 +38,11 @@ const lint = spawnSync('sh', ['-c', 'node_modules/.bin/biome check --diagnostic-
 results.push({ name: 'lint (npm run lint)', ok: lint.status === 0 });
 const runs = [
   { backend: 'embedded', args: [] },
-  // Browser tests exercise the page, and the process-level suites start their own embedded
-  // services, whatever TEST_BACKEND says: once is enough.
-  {
-    backend: 'http',
-    args: [
-      'test/dashboard.browser.test.ts',
-      'test/demo.browser.test.ts',
-      'test/fuzz-service.test.ts',
-      'test/coverage.browser.test.ts',
-      'test/billing-replicas.test.ts',
-      'test/interrupted-work.test.ts',
-      'test/readme-examples.test.ts',
-      'test/shutdown.test.ts',
-      'test/signals.test.ts',
-      'test/startup-errors.test.ts',
-    ].flatMap((file) => ['--exclude', file]),
-  },
+  // The HTTP pass runs the files whose code can differ with the backend: those that reach
+  // test/support/engine.ts (which reads TEST_BACKEND). The others (pure modules, the browser and
+  // process-level suites that start their own embedded services, the account stores) would run the
+  // very same code twice: once is enough, and CI must stay under 45 minutes.
+  { backend: 'http', args: backendIndependentTests().flatMap((file) => ['--exclude', file]) },
 ];
 // Each vitest run also writes a JSON report, so the end of the output can name every failed test:
 // a CI log is often read from its tail, hundreds of lines after the failure scrolled past.
@@ -92,6 +81,30 @@ for (const r of results) {
 const failed = results.filter((r) => !r.ok).length;
 console.log(`${results.length - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
+
+/** Test files whose imports (followed through test/, statically) never reach test/support/engine.ts. */
+function backendIndependentTests() {
+  const engine = join(process.cwd(), 'test', 'support', 'engine.ts');
+  const known = new Map();
+  const reaches = (file) => {
+    if (file === engine) return true;
+    if (known.has(file)) return known.get(file);
+    known.set(file, false); // an import cycle does not reach it through itself
+    const text = readFileSync(file, 'utf8');
+    let found = /process\.env\.TEST_BACKEND/.test(text);
+    for (const [, spec] of text.matchAll(/(?:from |import\()'(\.[^']+)'/g)) {
+      const target = join(dirname(file), spec).replace(/\.js$/, '.ts');
+      if (!found && target.startsWith(join(process.cwd(), 'test')) && existsSync(target)) found = reaches(target);
+    }
+    known.set(file, found);
+    return found;
+  };
+  return readdirSync('test')
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => join(process.cwd(), 'test', f))
+    .filter((f) => !reaches(f))
+    .map((f) => relative(process.cwd(), f));
+}
 
 /** Runs a command with its output passed through as it comes, and keeps the last 400 lines of it. */
 function runTee(cmd, args, env) {
