@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
-import { createGzip, type Gzip, constants as zlibConstants } from 'node:zlib';
+import * as zlib from 'node:zlib';
 import type { Context } from 'hono';
 import { acceptedEncodings } from './accept-encoding.js';
 
@@ -116,7 +116,7 @@ const ZSTD_LEVEL = 3;
 /** The client's preference among what we can produce; zstd first when both are accepted (cheaper). */
 export function chooseEncoding(acceptEncoding: string | undefined): ContentEncoding {
   const accepted = acceptedEncodings(acceptEncoding);
-  if (accepted.has('zstd') && zstdEncoder()) return 'zstd';
+  if (accepted.has('zstd') && (typeof zlib.createZstdCompress === 'function' || zstdEncoder())) return 'zstd';
   if (accepted.has('gzip') || accepted.has('x-gzip')) return 'gzip';
   return 'identity';
 }
@@ -156,10 +156,15 @@ function pullStream(body: AsyncGenerator<Buffer>, stop: () => void): ReadableStr
 }
 
 /**
- * Compresses one chunk at a time, in place: gzip flushes (Z_SYNC_FLUSH) after each chunk and zstd
- * makes each chunk a frame of its own (a zstd stream may hold any number of concatenated frames,
- * RFC 8878 §3.1), so compressed bytes leave with each engine chunk instead of waiting for a window
- * to fill (time to first byte, steady flow). `end` gives what closes the stream (gzip's trailer).
+ * Compresses one chunk at a time, in place: a zlib stream is flushed after each chunk (gzip's
+ * Z_SYNC_FLUSH; zstd's ZSTD_e_flush ends a block, the frame stays open), so compressed bytes leave
+ * with each engine chunk instead of waiting for a window to fill (time to first byte, steady flow);
+ * `end` gives what closes the stream (gzip's trailer, zstd's frame end). zstd is one frame per
+ * response where Node's zlib has it (22.15 and later: the Docker image's Node 24). Node 20's zlib
+ * has none: there each chunk becomes a zstd frame of its own through `@toondepauw/node-zstd` (a zstd
+ * stream may hold any number of concatenated frames, RFC 8878 §3.1), which decoders that read one
+ * frame per response cannot read whole (httpx 0.28 with zstandard fails when a read ends at a frame's
+ * end): README "Data semantics" says so.
  */
 interface Compressor {
   write(chunk: Buffer): Buffer | Promise<Buffer>;
@@ -169,25 +174,33 @@ interface Compressor {
 function compressor(encoding: ContentEncoding): Compressor {
   if (encoding === 'identity') return { write: (chunk) => chunk, end: () => Buffer.alloc(0) };
   if (encoding === 'zstd') {
+    if (typeof zlib.createZstdCompress === 'function') {
+      const zstd = zlib.createZstdCompress({ params: { [zlib.constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
+      return flushedAfterEachChunk(zstd, zlib.constants.ZSTD_e_flush);
+    }
     const encoder = zstdEncoder()!;
     return { write: (chunk) => (chunk.length ? encoder.encode(chunk) : chunk), end: () => Buffer.alloc(0) };
   }
-  const gzip = createGzip({ level: GZIP_LEVEL });
+  return flushedAfterEachChunk(zlib.createGzip({ level: GZIP_LEVEL }), zlib.constants.Z_SYNC_FLUSH);
+}
+
+/** A zlib compression stream driven one chunk at a time: write, flush, hand back what came out. */
+function flushedAfterEachChunk(stream: zlib.Gzip | zlib.ZstdCompress, flushKind: number): Compressor {
   const out: Buffer[] = [];
-  gzip.on('data', (b: Buffer) => out.push(b));
+  stream.on('data', (b: Buffer) => out.push(b));
   return {
-    write: (chunk) => gzipStep(gzip, out, (done) => (gzip.write(chunk), gzip.flush(zlibConstants.Z_SYNC_FLUSH, done))),
+    write: (chunk) => zlibStep(stream, out, (done) => (stream.write(chunk), stream.flush(flushKind, done))),
     // 'end': the trailer has been read out, not just written in ('finish').
-    end: () => gzipStep(gzip, out, (done) => (gzip.once('end', done), gzip.end())),
+    end: () => zlibStep(stream, out, (done) => (stream.once('end', done), stream.end())),
   };
 }
 
-/** Runs one gzip step and hands back the bytes it produced. */
-function gzipStep(gzip: Gzip, out: Buffer[], step: (done: () => void) => void): Promise<Buffer> {
+/** Runs one step of a zlib stream and hands back the bytes it produced. */
+function zlibStep(stream: zlib.Gzip | zlib.ZstdCompress, out: Buffer[], step: (done: () => void) => void): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    gzip.once('error', reject);
+    stream.once('error', reject);
     step(() => {
-      gzip.off('error', reject);
+      stream.off('error', reject);
       resolve(Buffer.concat(out.splice(0)));
     });
   });
@@ -200,8 +213,8 @@ interface ZstdEncoder {
 let zstdLoaded: ZstdEncoder | null | undefined;
 
 /**
- * Node 20's zlib has no zstd. `@toondepauw/node-zstd` ships prebuilt native binaries in its npm
- * packages and compresses off the main thread; when it is not installed, zstd is simply not offered.
+ * For Node 20, whose zlib has no zstd: `@toondepauw/node-zstd` ships prebuilt native binaries in its
+ * npm packages and compresses off the main thread; when it is not installed, zstd is simply not offered.
  */
 function zstdEncoder(): ZstdEncoder | null {
   if (zstdLoaded === undefined) {

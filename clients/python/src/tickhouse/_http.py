@@ -33,10 +33,10 @@ class Transport:
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        # gzip, never zstd: the service streams zstd as one frame per chunk (valid, RFC 8878), and
-        # httpx 0.28's zstd decoder, on as soon as `zstandard` is installed (nautilus_trader and
-        # tardis-dev pull it in), raises "cannot use a decompressobj multiple times" when a network
-        # read ends exactly at a frame's end.
+        # gzip, never zstd: a service on Node 20 streams zstd as one frame per chunk (valid, RFC 8878;
+        # on Node 22.15+ it is one frame), and httpx 0.28's zstd decoder, on as soon as `zstandard` is
+        # installed (nautilus_trader and tardis-dev pull it in), raises "cannot use a decompressobj
+        # multiple times" when a network read ends exactly at a frame's end.
         headers = {"User-Agent": "tickhouse-python/0.1", "Accept-Encoding": "gzip"}
         self._http = httpx.Client(base_url=self.base_url, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)), headers=headers)
 
