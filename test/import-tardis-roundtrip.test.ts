@@ -101,72 +101,88 @@ interface Tick {
  * them back (the module comment): a later `book` is its diff rows, each a `price_change`.
  */
 function modelTicks(asset: string, label: string, viaTardis: boolean): { ticks: Tick[]; laterBooks: number } {
-  let bids: Map<number, number> | null = null;
-  let asks = new Map<number, number>();
-  let laterBooks = 0;
-  const out: Tick[] = [];
-  const best = () => ({
-    best_bid: bids && bids.size ? Math.max(...bids.keys()) : 0,
-    best_ask: asks.size ? Math.min(...asks.keys()) : 1,
-  });
-  const apply = (m: Map<number, number>, price: number, size: number) => (size > 0 ? m.set(price, size) : m.delete(price));
-  const levels = (ls: { price: string; size: string }[]) => {
-    const m = new Map<number, number>();
-    for (const l of ls) apply(m, Number(l.price), Number(l.size));
-    return m;
-  };
+  const m = new TickModel(asset, label, viaTardis);
   lines.forEach((line, i) => {
     if (!line.startsWith('{') && !line.startsWith('[')) return;
     const parsed = JSON.parse(line);
-    const base = { side: label, local_t: localUs(i) / 1000 };
-    for (const e of Array.isArray(parsed) ? parsed : [parsed]) {
-      const tt = Number(e.timestamp);
-      const change = (bid: boolean, price: number, size: number) => {
-        if (!bids) {
-          // A price_change before the asset's first book would open the file with an empty snapshot: not modelled.
-          expect(viaTardis).toBe(false);
-          bids = new Map();
-        }
-        apply(bid ? bids : asks, price, size);
-        out.push({ t: tt, event: 'price_change', ...base, ...best(), price, size, book_side: bid ? 'bid' : 'ask', taker_side: '' });
-      };
-      if (e.event_type === 'book' && e.asset_id === asset) {
-        const nb = levels(e.bids);
-        const na = levels(e.asks);
-        if (bids === null || !viaTardis) {
-          // The file's opening snapshot (the asset's first book of the day, at its own times) or a live book.
-          bids = nb;
-          asks = na;
-          out.push({ t: tt, event: 'book', ...base, ...best(), price: 0, size: 0, book_side: '', taker_side: '' });
-          continue;
-        }
-        laterBooks++;
-        const diff = (old: Map<number, number>, now: Map<number, number>, ascending: boolean) =>
-          [...new Set([...old.keys(), ...now.keys()])].filter((p) => old.get(p) !== now.get(p)).sort((a, b) => (ascending ? a - b : b - a));
-        const oldBids: Map<number, number> = bids;
-        const oldAsks = asks;
-        const askRows = diff(oldAsks, na, true).map((p) => [p, na.get(p) ?? 0]);
-        const bidRows = diff(oldBids, nb, false).map((p) => [p, nb.get(p) ?? 0]);
-        for (const [p, s] of askRows) change(false, p, s);
-        for (const [p, s] of bidRows) change(true, p, s);
-      } else if (e.event_type === 'price_change') {
-        const items = e.price_changes ?? e.changes ?? [e];
-        for (const it of items) if ((it.asset_id ?? e.asset_id) === asset) change(it.side === 'BUY', Number(it.price), Number(it.size));
-      } else if (e.event_type === 'last_trade_price' && e.asset_id === asset) {
-        out.push({
-          t: tt,
-          event: 'last_trade_price',
-          ...base,
-          ...best(),
-          price: Number(e.price),
-          size: Number(e.size),
-          book_side: '',
-          taker_side: e.side.toLowerCase(),
-        });
-      }
-    }
+    for (const e of Array.isArray(parsed) ? parsed : [parsed]) m.event(e, localUs(i) / 1000);
   });
-  return { ticks: out, laterBooks };
+  return { ticks: m.out, laterBooks: m.laterBooks };
+}
+
+type Levels = Map<number, number>;
+type Wire = Record<string, any>;
+
+function setLevel(m: Levels, price: number, size: number): void {
+  if (size > 0) m.set(price, size);
+  else m.delete(price);
+}
+
+function levelsOf(ls: { price: string; size: string }[]): Levels {
+  const m: Levels = new Map();
+  for (const l of ls) setLevel(m, Number(l.price), Number(l.size));
+  return m;
+}
+
+/** Prices whose size differs between two sides, best first (asks ascending, bids descending), with the new size (0: gone). */
+function diff(old: Levels, now: Levels, ascending: boolean): [number, number][] {
+  const prices = [...new Set([...old.keys(), ...now.keys()])].filter((p) => old.get(p) !== now.get(p));
+  return prices.sort((a, b) => (ascending ? a - b : b - a)).map((p) => [p, now.get(p) ?? 0]);
+}
+
+class TickModel {
+  readonly out: Tick[] = [];
+  laterBooks = 0;
+  private bids: Levels | null = null;
+  private asks: Levels = new Map();
+
+  constructor(
+    private readonly asset: string,
+    private readonly label: string,
+    private readonly viaTardis: boolean,
+  ) {}
+
+  event(e: Wire, local_t: number): void {
+    const base = { t: Number(e.timestamp), side: this.label, local_t };
+    if (e.event_type === 'book' && e.asset_id === this.asset) this.book(e, base);
+    else if (e.event_type === 'price_change') {
+      for (const it of e.price_changes ?? e.changes ?? [e]) {
+        if ((it.asset_id ?? e.asset_id) === this.asset) this.change(base, it.side === 'BUY', Number(it.price), Number(it.size));
+      }
+    } else if (e.event_type === 'last_trade_price' && e.asset_id === this.asset) {
+      const trade = { event: 'last_trade_price', price: Number(e.price), size: Number(e.size), book_side: '', taker_side: e.side.toLowerCase() };
+      this.out.push({ ...base, ...this.best(), ...trade });
+    }
+  }
+
+  private best() {
+    return { best_bid: this.bids?.size ? Math.max(...this.bids.keys()) : 0, best_ask: this.asks.size ? Math.min(...this.asks.keys()) : 1 };
+  }
+
+  private change(base: Pick<Tick, 't' | 'side' | 'local_t'>, bid: boolean, price: number, size: number): void {
+    if (!this.bids) {
+      // A price_change before the asset's first book would open the file with an empty snapshot: not modelled.
+      expect(this.viaTardis).toBe(false);
+      this.bids = new Map();
+    }
+    setLevel(bid ? this.bids : this.asks, price, size);
+    this.out.push({ ...base, event: 'price_change', ...this.best(), price, size, book_side: bid ? 'bid' : 'ask', taker_side: '' });
+  }
+
+  private book(e: Wire, base: Pick<Tick, 't' | 'side' | 'local_t'>): void {
+    const bids = levelsOf(e.bids);
+    const asks = levelsOf(e.asks);
+    if (this.bids === null || !this.viaTardis) {
+      // The file's opening snapshot (the asset's first book of the day, at its own times) or a live book.
+      this.bids = bids;
+      this.asks = asks;
+      this.out.push({ ...base, event: 'book', ...this.best(), price: 0, size: 0, book_side: '', taker_side: '' });
+      return;
+    }
+    this.laterBooks++;
+    const rows = [...diff(this.asks, asks, true).map(([p, s]) => [0, p, s]), ...diff(this.bids, bids, false).map(([p, s]) => [1, p, s])];
+    for (const [isBid, p, s] of rows) this.change(base, isBid === 1, p, s);
+  }
 }
 
 /** What the store holds beside /v1/ticks for the asset: trade details, exchange books' own fields, market events. */
@@ -199,7 +215,12 @@ describe('Tardis round trip', () => {
     const [{ asset }] = await t.te.engine.rows<{ asset: string }>(
       'SELECT asset_id AS asset FROM ticks GROUP BY asset_id ORDER BY count() DESC, asset_id LIMIT 1',
     );
-    const label = Object.values(MARKETS).find((ts) => ts.includes(asset))!.indexOf(asset) === 0 ? 'YES' : 'NO';
+    const label =
+      Object.values(MARKETS)
+        .find((ts) => ts.includes(asset))!
+        .indexOf(asset) === 0
+        ? 'YES'
+        : 'NO';
     const before = await answers(asset);
     expect(before.books.filter((b) => b !== 404).length).toBeGreaterThan(400);
     expect(before.ticks.length).toBeGreaterThan(1000);
