@@ -32,7 +32,7 @@ import { json } from './support/ticks-fixture.js';
  * - a book message's own tick size and last trade price: no column in incremental_book_L2: NULL.
  * - book / price_change `hash`: not stored by tickhouse in the first place (nothing to lose).
  * - `tick_size_change`, `best_bid_ask` (market_events): not in incremental_book_L2 or trades: none imported.
- * - `seq` (stored arrival order): a store's own numbering, not compared; equal-`t` order is (ticks' order).
+ * - `seq`: each store numbers its own arrivals; not compared, but the order it gives (equal `t`) is.
  */
 let t: DataApp;
 let dir: string;
