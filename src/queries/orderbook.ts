@@ -72,15 +72,16 @@ export async function latestSnapshotKey(
 
 /**
  * Every book event from the key {from_ms, from_seq} up to {to}, in (t, seq) order: one primary-key
- * range read in order, as RowBinary (BookEventDecoder).
+ * range read in order, as RowBinary (BookEventDecoder). `orderTail` breaks ties after (t, seq) for a
+ * reader that looks at each event with the book before it (timed-book-events.ts).
  */
-export const forwardSql = (extraColumns = '') => `
+export const forwardSql = (extraColumns = '', orderTail = '') => `
 SELECT ${BINARY_EVENT_COLUMNS}${extraColumns}
 FROM book_events
 WHERE asset_id = {asset_id:String}
   AND t >= fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')
   AND (t > fromUnixTimestamp64Milli({from_ms:Int64}, 'UTC') OR seq >= {from_seq:UInt64})
-ORDER BY t, seq
+ORDER BY t, seq${orderTail}
 SETTINGS use_query_condition_cache = 0`;
 const FORWARD_SQL = forwardSql();
 
