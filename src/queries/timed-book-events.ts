@@ -3,11 +3,10 @@ import { RECEIVE_TIME_US } from './receive-time.js';
 
 /**
  * Every book event of an asset from the key {from_ms, from_seq} (a snapshot's) up to {to}, in
- * (t, seq) order, with its receive time in µs after BINARY_EVENT_COLUMNS: the read of the Tardis
+ * (t, seq, kind) order, with its receive time in µs after BINARY_EVENT_COLUMNS: the read of the Tardis
  * book files (src/book-history/event-fold.ts), which give every row its local_timestamp. One
  * primary-key range read in order, as RowBinary (TimedEventDecoder).
- */
-/*
+ *
  * `kind` after (t, seq): a checkpoint is stored under the seq of the price_change it follows (the
  * normalizer's emitSnapshot), so the two tie on (t, seq) and the engine returned them in either order.
  * Checkpoint first, the incremental_book_L2 writer wrote the change as the checkpoint's diff and then
