@@ -49,16 +49,22 @@ export async function streamResponse(c: Context, source: Readable, options: Stre
   }
   const map = options.mapChunk ?? ((chunk: Buffer) => chunk);
   const encoding = options.encoding?.coding ?? chooseEncoding(c.req.header('accept-encoding'));
-  const compress = compressor(encoding);
   async function* body(): AsyncGenerator<Buffer> {
-    // The prefix rides with the first engine chunk: one write, and one compressed frame less.
-    const head = first.done ? Buffer.alloc(0) : map(first.value);
-    yield compress.write(options.prefix ? Buffer.concat([Buffer.from(options.prefix), head]) : head);
-    if (!first.done) {
-      for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield compress.write(map(next.value));
+    // Made when the body is first pulled and closed however it ends: a client gone mid-stream must not
+    // leave a zlib context (several MB for zstd) to the garbage collector.
+    const compress = compressor(encoding);
+    try {
+      // The prefix rides with the first engine chunk: one write, and one compressed frame less.
+      const head = first.done ? Buffer.alloc(0) : map(first.value);
+      yield compress.write(options.prefix ? Buffer.concat([Buffer.from(options.prefix), head]) : head);
+      if (!first.done) {
+        for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield compress.write(map(next.value));
+      }
+      if (options.suffix) yield compress.write(Buffer.from(await options.suffix()));
+      yield compress.end();
+    } finally {
+      compress.close();
     }
-    if (options.suffix) yield compress.write(Buffer.from(await options.suffix()));
-    yield compress.end();
   }
 
   const headers: Record<string, string> = { 'Content-Type': options.contentType, ...options.headers, Vary: 'Accept-Encoding' };
@@ -169,17 +175,19 @@ function pullStream(body: AsyncGenerator<Buffer>, stop: () => void): ReadableStr
 interface Compressor {
   write(chunk: Buffer): Buffer | Promise<Buffer>;
   end(): Buffer | Promise<Buffer>;
+  /** Frees what the compressor holds, whether or not it ended. */
+  close(): void;
 }
 
 function compressor(encoding: ContentEncoding): Compressor {
-  if (encoding === 'identity') return { write: (chunk) => chunk, end: () => Buffer.alloc(0) };
+  if (encoding === 'identity') return { write: (chunk) => chunk, end: () => Buffer.alloc(0), close: () => {} };
   if (encoding === 'zstd') {
     if (typeof zlib.createZstdCompress === 'function') {
       const zstd = zlib.createZstdCompress({ params: { [zlib.constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
       return flushedAfterEachChunk(zstd, zlib.constants.ZSTD_e_flush);
     }
     const encoder = zstdEncoder()!;
-    return { write: (chunk) => (chunk.length ? encoder.encode(chunk) : chunk), end: () => Buffer.alloc(0) };
+    return { write: (chunk) => (chunk.length ? encoder.encode(chunk) : chunk), end: () => Buffer.alloc(0), close: () => {} };
   }
   return flushedAfterEachChunk(zlib.createGzip({ level: GZIP_LEVEL }), zlib.constants.Z_SYNC_FLUSH);
 }
@@ -192,6 +200,7 @@ function flushedAfterEachChunk(stream: zlib.Gzip | zlib.ZstdCompress, flushKind:
     write: (chunk) => zlibStep(stream, out, (done) => (stream.write(chunk), stream.flush(flushKind, done))),
     // 'end': the trailer has been read out, not just written in ('finish').
     end: () => zlibStep(stream, out, (done) => (stream.once('end', done), stream.end())),
+    close: () => stream.close(),
   };
 }
 
