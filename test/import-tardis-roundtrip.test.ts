@@ -189,12 +189,14 @@ class TickModel {
 async function stored(asset: string) {
   const e = t.te.engine;
   const trades = await e.rows<{ t: string; h: string; f: number | null }>(
-    `SELECT toString(local_t) AS t, tx_hash AS h, fee_rate_bps AS f FROM ticks WHERE asset_id = '${asset}' AND event = 'last_trade_price' ORDER BY t, seq`,
+    `SELECT toString(local_t) AS t, tx_hash AS h, fee_rate_bps AS f FROM ticks WHERE asset_id = {asset:String} AND event = 'last_trade_price' ORDER BY t, seq`,
+    { params: { asset } },
   );
   const books = await e.rows<{ ts: number | null; ltp: number | null }>(
-    `SELECT tick_size AS ts, last_trade_price AS ltp FROM book_snapshots WHERE asset_id = '${asset}' AND is_checkpoint = 0 ORDER BY t, seq`,
+    `SELECT tick_size AS ts, last_trade_price AS ltp FROM book_snapshots WHERE asset_id = {asset:String} AND is_checkpoint = 0 ORDER BY t, seq`,
+    { params: { asset } },
   );
-  const [{ n }] = await e.rows<{ n: string }>(`SELECT toString(count()) AS n FROM market_events WHERE asset_id = '${asset}'`);
+  const [{ n }] = await e.rows<{ n: string }>('SELECT toString(count()) AS n FROM market_events WHERE asset_id = {asset:String}', { params: { asset } });
   return { trades, books, marketEvents: Number(n) };
 }
 
