@@ -118,11 +118,13 @@ async function writeTo(out: ServerResponse, body: AsyncGenerator<Buffer>, source
 /** Exports are large and the engine writes > 150 MB/s: favour speed over ratio. */
 const GZIP_LEVEL = 1;
 const ZSTD_LEVEL = 3;
+/** Node 22.15+ (the Docker image's Node 24): one zstd frame per response; Node 20: see compressor(). */
+const ZLIB_HAS_ZSTD = typeof zlib.createZstdCompress === 'function';
 
 /** The client's preference among what we can produce; zstd first when both are accepted (cheaper). */
 export function chooseEncoding(acceptEncoding: string | undefined): ContentEncoding {
   const accepted = acceptedEncodings(acceptEncoding);
-  if (accepted.has('zstd') && (typeof zlib.createZstdCompress === 'function' || zstdEncoder())) return 'zstd';
+  if (accepted.has('zstd') && (ZLIB_HAS_ZSTD || zstdEncoder())) return 'zstd';
   if (accepted.has('gzip') || accepted.has('x-gzip')) return 'gzip';
   return 'identity';
 }
@@ -182,7 +184,7 @@ interface Compressor {
 function compressor(encoding: ContentEncoding): Compressor {
   if (encoding === 'identity') return { write: (chunk) => chunk, end: () => Buffer.alloc(0), close: () => {} };
   if (encoding === 'zstd') {
-    if (typeof zlib.createZstdCompress === 'function') {
+    if (ZLIB_HAS_ZSTD) {
       const zstd = zlib.createZstdCompress({ params: { [zlib.constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
       return flushedAfterEachChunk(zstd, zlib.constants.ZSTD_e_flush);
     }
