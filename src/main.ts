@@ -9,6 +9,7 @@ import { runMigrations } from './clickhouse/migrations.js';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { loadDemoDataIfEmpty } from './demo/load.js';
+import { monitorEventLoop } from './event-loop.js';
 import { gracefulServer } from './http/graceful-server.js';
 import { createHttpServer } from './http/http-server.js';
 import { loadRecorderOptions } from './ingest/recorder/options.js';
@@ -22,6 +23,7 @@ const opened: { close(): Promise<void> }[] = [];
 /** Boot: config → engine + migrations → account store → HTTP → demo data, recorder; SIGTERM drains. */
 async function main() {
   guardProcess();
+  monitorEventLoop();
   const config = loadConfig();
   setLogLevel(config.LOG_LEVEL);
   const engine = createEngine(config);

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import type { Context } from 'hono';
+import { metrics } from '../metrics.js';
 import { acceptedEncodings } from './accept-encoding.js';
 
 /**
@@ -83,6 +84,16 @@ export async function streamResponse(c: Context, source: Readable, options: Stre
   return new Response(null, { headers: { 'x-hono-already-sent': '1' } });
 }
 
+/** Streamed bodies being written to a socket, and those of them waiting for their client to take bytes. */
+let streamsOpen = 0;
+let streamsWaiting = 0;
+metrics.gauge('tickhouse_http_streams_open', 'Streamed response bodies (exports, pages, Tardis files) being written', () => streamsOpen);
+metrics.gauge(
+  'tickhouse_http_streams_waiting',
+  'Streamed response bodies waiting for their client to take what was sent (a slow or stalled reader): each holds a bounded amount',
+  () => streamsWaiting,
+);
+
 /** Resolves when the socket wants more, or is gone; leaves no listener behind. */
 function drained(out: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
@@ -100,15 +111,24 @@ function drained(out: ServerResponse): Promise<void> {
 async function writeTo(out: ServerResponse, body: AsyncGenerator<Buffer>, source: Readable): Promise<void> {
   const gone = () => source.destroy();
   out.once('close', gone);
+  streamsOpen++;
   try {
     for await (const chunk of body) {
       if (out.destroyed) return;
-      if (chunk.length > 0 && !out.write(chunk)) await drained(out);
+      if (chunk.length > 0 && !out.write(chunk)) {
+        streamsWaiting++;
+        try {
+          await drained(out);
+        } finally {
+          streamsWaiting--;
+        }
+      }
     }
     out.end();
   } catch (err) {
     out.destroy(err as Error);
   } finally {
+    streamsOpen--;
     out.off('close', gone);
     source.destroy();
     await body.return(undefined);
