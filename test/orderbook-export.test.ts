@@ -405,6 +405,26 @@ describe('streaming over a real socket', () => {
     }
   });
 
+  it('a visitor that asks for a turn (a full chunk or row group) gets it before the next row; no row is lost or made twice', async () => {
+    const span = { assetId: BIG, start: stream.start + 1_000, end: stream.start + 40_000 };
+    for (const q of [span, { ...span, interval: 3 }]) {
+      const plain: number[] = [];
+      for await (const _turn of bookRows(ob.te.engine, q, (time) => void plain.push(time)));
+      const paced: number[] = [];
+      let sinceTurn = 0;
+      let most = 0;
+      for await (const _turn of bookRows(ob.te.engine, q, (time) => {
+        paced.push(time);
+        most = Math.max(most, ++sinceTurn);
+        return paced.length % 7 === 0;
+      }))
+        sinceTurn = 0;
+      expect(plain.length, JSON.stringify(q)).toBeGreaterThan(1_000);
+      expect(paced).toEqual(plain);
+      expect(most, JSON.stringify(q)).toBe(7);
+    }
+  });
+
   it('a failure after the first byte aborts the transfer', async () => {
     const res = await fetch(`http://127.0.0.1:${port}${bigUrl('jsonl')}`, { headers: { authorization: `Bearer ${ob.key}` } });
     expect(res.status).toBe(200);

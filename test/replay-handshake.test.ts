@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { hashApiKey } from '../src/auth/keys.js';
 import { replayLines } from '../src/ingest/frame-files.js';
 import { setLogLevel } from '../src/log.js';
+import { metrics } from '../src/metrics.js';
 import { utcDay } from '../src/time.js';
 import { generateFrames } from './support/book-frames.js';
 import { type ReplayService, startReplayService } from './support/replay-service.js';
@@ -55,6 +56,8 @@ function accepted(query: Record<string, string | number>, headers: Record<string
 }
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+/** Heavy requests holding a slot in this process (the service runs in it): /metrics' gauge. */
+const heavyRequestsHeld = () => Number(/^tickhouse_heavy_requests (\d+)$/m.exec(metrics.render())?.[1]);
 const window = { from: MIDNIGHT, to: MIDNIGHT + 60_000 };
 const invalid = (param: string, message: string) => ({ detail: { error: 'invalid_parameter', message, param } });
 
@@ -126,6 +129,8 @@ describe('handshake errors: ordinary HTTP responses, no upgrade', () => {
     const last = await accepted({ ...window, key });
     expect(last.headers['x-ratelimit-remaining']).toBe('0');
     last.ws.close();
+    // The replay holds the free plan's one heavy slot until its connection has ended.
+    await waitFor(() => heavyRequestsHeld() === 0, 'the replay to end');
     const r = await refused({ ...window, key });
     expect(r.status).toBe(429);
     expect(r.body).toEqual({ detail: { error: 'rate_limit_exceeded', message: 'Daily request limit (100) exceeded.', limit: 100, plan: 'free' } });
@@ -135,6 +140,30 @@ describe('handshake errors: ordinary HTTP responses, no upgrade', () => {
     expect(r.headers['retry-after']).toBe(String(12 * 3600));
     const me = await (await svc.app.request('/v1/me', { headers: bearer(key) })).json();
     expect(me.data.requests_today).toBe(100);
+  });
+
+  it('a second replay of a free key while one runs: 429 too_many_concurrent_requests before the upgrade, not counted (issue 35)', async () => {
+    const key = await svc.keyFor('free');
+    const first = await accepted({ ...window, key });
+    expect(first.headers['x-ratelimit-remaining']).toBe('99');
+    const r = await refused({ ...window, key });
+    expect(r.status).toBe(429);
+    expect(r.body).toEqual({
+      detail: {
+        error: 'too_many_concurrent_requests',
+        message: 'Your plan (free) runs 1 export, Tardis file or replay at a time: retry once the one running has ended.',
+        limit: 1,
+        plan: 'free',
+      },
+    });
+    expect(r.headers['retry-after']).toBe('2');
+    expect(r.headers['x-ratelimit-remaining']).toBeUndefined();
+    first.ws.close();
+    await waitFor(() => heavyRequestsHeld() === 0, 'the first replay to end');
+    const next = await accepted({ ...window, key });
+    expect(next.headers['x-ratelimit-remaining']).toBe('98');
+    next.ws.close();
+    await waitFor(() => heavyRequestsHeld() === 0, 'the replay to end');
   });
 
   it('a plain GET (no upgrade) is 426 upgrade_required', async () => {

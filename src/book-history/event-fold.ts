@@ -1,6 +1,6 @@
 import type { OrderBook } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
-import { LoopBreaks, nextTurn } from '../event-loop.js';
+import { LoopBreaks } from '../event-loop.js';
 import { latestSnapshotKey } from '../queries/orderbook.js';
 import { timedForwardQuery } from '../queries/timed-book-events.js';
 import { type BookEvent, BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './event-decoder.js';
@@ -61,11 +61,11 @@ export async function* bookEventFold(
         else book.replace(e.bids, e.asks);
         if (++visited % EVENTS_PER_TURN === 0) {
           yield;
-          if (breaks.due()) await nextTurn();
+          if (breaks.due()) await breaks.turn();
         }
       }
       yield;
-      if (breaks.due()) await nextTurn();
+      if (breaks.due()) await breaks.turn();
     }
   } finally {
     // Stopping or leaving the loop early cancels the engine query.

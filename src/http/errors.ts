@@ -22,6 +22,8 @@ export const ERROR_STATUS = {
   header_too_large: 431,
   rate_limit_exceeded: 429,
   too_many_registrations: 429,
+  /** More heavy requests (exports, Tardis files and slices, replays) at once than the plan runs (src/auth/heavy-requests.ts). */
+  too_many_concurrent_requests: 429,
   internal_error: 500,
   payment_provider_error: 502,
   service_unavailable: 503,
