@@ -1,6 +1,5 @@
 import type { BookState, Level, OrderBook } from '../book/index.js';
 import type { BookRowVisitor } from '../book-history/dataset-rows.js';
-import { nextTurn } from '../event-loop.js';
 import { MAX_NUMBER_BYTES, writeInteger, writeNumber } from '../number-text.js';
 import { ParquetFile } from './parquet-file.js';
 import { NO_SEPARATOR, SideText } from './side-text.js';
@@ -160,9 +159,8 @@ async function* textChunks(rows: BookRowSource, line: LineWriter, depth: number,
 }
 
 /**
- * Parquet values in a row group: about 130,000 cells whatever the depth, so memory stays flat. The
- * writer encodes a row group in one synchronous call (~15-40 ms for this many cells here; a million
- * took ~300 ms, which held every other request of the process that long).
+ * Parquet values in a row group: about 130,000 cells whatever the depth, so memory stays flat (and the
+ * files' row groups are what they were: ParquetFile writes the same bytes).
  */
 const GROUP_CELLS = 1 << 17;
 
@@ -205,12 +203,12 @@ async function* parquetChunks(rows: BookRowSource, depth: number): AsyncGenerato
   const times = new BigInt64Array(groupRows);
   const values: (number | null)[][] = names.slice(1).map(() => new Array<number | null>(groupRows));
   let count = 0;
-  const encode = () => {
-    const columnData = [
+  const encode = async () => {
+    const columns = [
       { name: 'timestamp', data: times.subarray(0, count), statistics: true },
       ...values.map((data, i) => ({ name: names[i + 1], data: count === groupRows ? data : data.slice(0, count) })),
     ];
-    const bytes = file.writeGroup(columnData, count);
+    const bytes = await file.writeGroup(columns, count);
     count = 0;
     return bytes;
   };
@@ -228,12 +226,7 @@ async function* parquetChunks(rows: BookRowSource, depth: number): AsyncGenerato
     }
     if (++count === groupRows) return true;
   };
-  for await (const _turn of rows(add)) {
-    if (count < groupRows) continue;
-    // One synchronous encode: in a turn of its own, after the sockets were looked at.
-    await nextTurn();
-    yield* encode();
-  }
-  if (count > 0) yield* encode();
+  for await (const _turn of rows(add)) if (count === groupRows) yield* await encode();
+  if (count > 0) yield* await encode();
   yield* file.finish();
 }

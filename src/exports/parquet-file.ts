@@ -1,50 +1,108 @@
-import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
+import { ByteWriter, type ParquetWriter } from 'hyparquet-writer';
+import { writeColumn } from 'hyparquet-writer/src/column.js';
+import { encodeNestedValues } from 'hyparquet-writer/src/dremel.js';
 import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
+import { schemaPathResolver } from 'hyparquet-writer/src/schema.js';
+import { snappyCompress } from 'hyparquet-writer/src/snappy.js';
+import { LoopBreaks } from '../event-loop.js';
 
 /** hyparquet-writer's own types (it depends on a hyparquet of its own). */
 type Schema = ConstructorParameters<typeof ParquetWriter>[0]['schema'];
 type RowGroup = ParquetWriter['row_groups'][number];
+type ColumnChunk = RowGroup['columns'][number];
+/** One column of a row group: its values, and whether it carries min/max statistics. */
+export interface ParquetColumn {
+  name: string;
+  data: BigInt64Array | (number | null)[];
+  statistics?: boolean;
+}
+
+/** 'PAR1' as the little-endian word Parquet files begin and end with. */
+const MAGIC = 0x31524150;
+/** ParquetWriter's defaults, which the files were written with until issue 35: one page per column chunk of a group. */
+const PAGE_BYTES = 1 << 20;
+const COMPRESSORS = { SNAPPY: snappyCompress };
 
 /**
- * A Parquet file written row group by row group, each group's bytes handed out as soon as it is
- * encoded, whose footer is kept as bytes, not objects. hyparquet-writer keeps every column chunk's
- * metadata as JS objects until the footer is written: ~625 bytes a column chunk measured, about two
- * thirds of the file itself at depth 100 (a 1 GB book export held ~680 MB), growing for as long as
- * the export runs. Here each row group's metadata is serialized (Thrift compact) once the group is
- * written: ~50 bytes a column chunk, which the footer concatenates. The bytes are exactly those
- * ParquetWriter writes for the same calls (test/parquet-file.test.ts compares them).
- *
- * The footer of Parquet grows with the file (one entry per column chunk), so a file is bounded in
+ * A flat Parquet file (required or optional primitive columns, SNAPPY) written row group by row group,
+ * each group's bytes handed out as soon as it is encoded, with the footer kept as bytes, not objects.
+ * The bytes are exactly those hyparquet-writer's ParquetWriter writes for the same groups
+ * (test/parquet-file.test.ts compares them); what differs is what is kept, and when the work is done:
+ *   - ParquetWriter keeps every column chunk's metadata as JS objects until the footer is written:
+ *     ~625 bytes a column chunk measured, about two thirds of the file itself at depth 100 (a 1 GB book
+ *     export held ~680 MB), for as long as the export runs. Here each row group's footer entry is
+ *     serialized (Thrift compact) once the group is written: ~50 bytes a column chunk.
+ *   - ParquetWriter encodes a row group in one synchronous call (15–60 ms for 131,072 cells here);
+ *     here its columns are encoded a few at a time, with a turn of the event loop every few ms
+ *     (issue 35: /healthz waited behind the encodes of every export under way).
+ * The footer of Parquet grows with the file (an entry per column chunk), so a file is bounded in
  * column chunks (`maxColumnChunks`): a row group past it throws, and the export is aborted (never
  * silently short). Routes refuse such a request before its first byte where they can tell
  * (routes/orderbook-export.ts).
  */
 export class ParquetFile {
   private readonly writer = new TakenWriter();
-  private readonly parquet: ParquetWriter;
+  private readonly pathOf: ReturnType<typeof schemaPathResolver>;
   /** Each written row group's entry of FileMetaData.row_groups, serialized. */
   private readonly groups: Buffer[] = [];
+  private rows = 0n;
   private columnChunks = 0;
   /** Where a row group's entry sits in a serialized FileMetaData with that one group (see entryOf). */
   private layout: { head: number; tail: number } | undefined;
-
   constructor(
     private readonly schema: Schema,
     private readonly maxColumnChunks: number,
+    /** How often the encoding of a row group waits for a turn of the event loop (every 5 ms of it). */
+    private readonly breaks = new LoopBreaks(5),
   ) {
-    this.parquet = new ParquetWriter({ writer: this.writer, schema, statistics: false });
+    this.pathOf = schemaPathResolver(schema);
+    this.writer.appendUint32(MAGIC);
+  }
+
+  /** The bytes before the first row group (the magic). */
+  start(): Buffer[] {
+    return this.writer.take();
   }
 
   /** Writes one row group (every column `rows` long) and returns its bytes. */
-  writeGroup(columnData: Parameters<ParquetWriter['write']>[0]['columnData'], rows: number): Buffer[] {
-    this.columnChunks += columnData.length;
+  async writeGroup(columns: ParquetColumn[], rows: number): Promise<Buffer[]> {
+    this.columnChunks += columns.length;
     if (this.columnChunks > this.maxColumnChunks) throw new Error(`a Parquet file of more than ${this.maxColumnChunks} column chunks`);
-    void this.parquet.write({ columnData, rowGroupSize: rows });
-    for (const pending of this.parquet.pendingIndexes.splice(0)) {
-      // Page indexes and bloom filters are written after the last row group: none may be pending.
-      if (pending.columnIndex || pending.offsetIndex || pending.bloomFilter) throw new Error('a column chunk of several pages or with a bloom filter');
+    const groupStart = this.writer.offset;
+    const chunks: ColumnChunk[] = [];
+    for (const { name, data, statistics = false } of columns) {
+      if (data.length !== rows) throw new Error('parquet columns must have the same length');
+      // A flat schema: the column's path is root → column, its only leaf.
+      const path = this.pathOf([name]);
+      const schemaPath = path.map((node) => node.element);
+      const column = {
+        columnName: name,
+        element: schemaPath[schemaPath.length - 1],
+        schemaPath,
+        codec: 'SNAPPY' as const,
+        compressors: COMPRESSORS,
+        stats: statistics,
+        pageSize: PAGE_BYTES,
+        columnIndex: false,
+        offsetIndex: true,
+      };
+      const written = writeColumn({ writer: this.writer, column, pageData: encodeNestedValues(path, data) });
+      // Page indexes and bloom filters would be written after the last row group: a chunk needs none.
+      if (written.columnIndex || written.offsetIndex || written.bloomFilter) throw new Error('a column chunk of several pages or with a bloom filter');
+      chunks.push(written.chunk);
+      if (this.breaks.due()) await this.breaks.turn();
     }
-    for (const group of this.parquet.row_groups.splice(0)) this.groups.push(this.entryOf(group));
+    let uncompressed = 0n;
+    for (const { meta_data } of chunks) uncompressed += meta_data?.total_uncompressed_size ?? 0n;
+    this.rows += BigInt(rows);
+    this.groups.push(
+      this.entryOf({
+        columns: chunks,
+        total_byte_size: uncompressed,
+        num_rows: BigInt(rows),
+        total_compressed_size: BigInt(this.writer.offset - groupStart),
+      }),
+    );
     return this.writer.take();
   }
 
@@ -53,9 +111,9 @@ export class ParquetFile {
     return this.groups.reduce((n, entry) => n + entry.length, 0);
   }
 
-  /** The footer (metadata, its length, the magic bytes): the file's last bytes. */
+  /** The footer (metadata, its length, the magic): the file's last bytes. */
   finish(): Buffer[] {
-    const empty = this.metadata([], this.parquet.num_rows);
+    const empty = this.metadata([], this.rows);
     let metadata = empty;
     if (this.layout) {
       // The metadata without row groups around the row_groups list: its header (size, element type
@@ -65,15 +123,10 @@ export class ParquetFile {
       const listHeader = n > 14 ? Buffer.concat([Buffer.of(0xfc), varint(n)]) : Buffer.of((n << 4) | 0x0c);
       metadata = Buffer.concat([empty.subarray(0, empty.length - tail - 1), listHeader, ...this.groups, empty.subarray(empty.length - tail)]);
     }
-    const length = Buffer.alloc(4);
-    length.writeUInt32LE(metadata.length);
-    this.writer.take();
-    return [metadata, length, Buffer.from('PAR1', 'latin1')];
-  }
-
-  /** The bytes written before the first row group (the magic). */
-  start(): Buffer[] {
-    return this.writer.take();
+    const end = Buffer.alloc(8);
+    end.writeUInt32LE(metadata.length, 0);
+    end.writeUInt32LE(MAGIC, 4);
+    return [metadata, end];
   }
 
   /**

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import type { Context } from 'hono';
+import { LoopBreaks } from '../event-loop.js';
 import { log } from '../log.js';
 import { metrics } from '../metrics.js';
 import { redactPath } from '../redact.js';
@@ -120,13 +121,17 @@ function drained(out: ServerResponse): Promise<void> {
 /**
  * The one loop from the engine to the socket: write, and wait for 'drain' when the socket is full. A
  * failure aborts the transfer (the client sees it cut, never a clean end), after `failed` logged it.
+ * A client that keeps up never makes it wait, and a body made in JS (a Tardis slice, a book dataset)
+ * would then be made and sent as one run of microtasks: every few ms it waits for a turn instead.
  */
 async function writeTo(out: ServerResponse, body: AsyncGenerator<Buffer>, source: Readable, failed: (err: unknown) => void): Promise<void> {
   const gone = () => source.destroy();
   out.once('close', gone);
   streamsOpen++;
+  const breaks = new LoopBreaks();
   try {
     for await (const chunk of body) {
+      if (breaks.due()) await breaks.turn();
       if (out.destroyed) return;
       if (chunk.length > 0 && !out.write(chunk)) {
         streamsWaiting++;
