@@ -9,13 +9,13 @@ import { runMigrations } from './clickhouse/migrations.js';
 import { systemClock } from './clock.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { loadDemoDataIfEmpty } from './demo/load.js';
-import { monitorEventLoop } from './event-loop.js';
 import { gracefulServer } from './http/graceful-server.js';
 import { createHttpServer } from './http/http-server.js';
 import { loadRecorderOptions } from './ingest/recorder/options.js';
 import { startRecorder } from './ingest/recorder/recorder.js';
 import { errorText, log, setLogLevel } from './log.js';
 import { guardProcess } from './process-guard.js';
+import { monitorProcess } from './process-metrics.js';
 
 /** What start-up has opened so far: closed again if it fails, so no lock file outlives the process. */
 const opened: { close(): Promise<void> }[] = [];
@@ -23,7 +23,7 @@ const opened: { close(): Promise<void> }[] = [];
 /** Boot: config → engine + migrations → account store → HTTP → demo data, recorder; SIGTERM drains. */
 async function main() {
   guardProcess();
-  monitorEventLoop();
+  monitorProcess();
   const config = loadConfig();
   setLogLevel(config.LOG_LEVEL);
   const engine = createEngine(config);

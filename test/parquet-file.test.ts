@@ -64,6 +64,14 @@ describe('ParquetFile: a Parquet file row group by row group, its footer kept as
     expect(actual.equals(expected)).toBe(true);
   });
 
+  it('a Float64Array column is the optional column whose NaN are nulls: the same bytes as the values with nulls', async () => {
+    const groups = [groupOf(40, 0, 300), groupOf(40, 1, 300)];
+    const asDoubles = groups.map((g) =>
+      g.map((c) => (Array.isArray(c.data) ? { ...c, data: Float64Array.from(c.data as (number | null)[], (v) => v ?? Number.NaN) } : c)),
+    );
+    expect((await written(schemaOf(40), asDoubles)).equals(reference(schemaOf(40), groups))).toBe(true);
+  });
+
   it('hands out each row group as it is written, and keeps ~50 bytes of footer per column chunk', async () => {
     const file = new ParquetFile(schemaOf(402), 1 << 20);
     const sizes: number[] = [];

@@ -201,12 +201,13 @@ async function* parquetChunks(rows: BookRowSource, depth: number): AsyncGenerato
   yield* file.start();
   const groupRows = groupRowsOf(names.length);
   const times = new BigInt64Array(groupRows);
-  const values: (number | null)[][] = names.slice(1).map(() => new Array<number | null>(groupRows));
+  // Values as doubles, NaN for an absent level (no price or size is NaN; ParquetFile writes it as null).
+  const values = names.slice(1).map(() => new Float64Array(groupRows));
   let count = 0;
   const encode = async () => {
     const columns = [
       { name: 'timestamp', data: times.subarray(0, count), statistics: true },
-      ...values.map((data, i) => ({ name: names[i + 1], data: count === groupRows ? data : data.slice(0, count) })),
+      ...values.map((column, i) => ({ name: names[i + 1], data: column.subarray(0, count) })),
     ];
     const bytes = await file.writeGroup(columns, count);
     count = 0;
@@ -220,8 +221,8 @@ async function* parquetChunks(rows: BookRowSource, depth: number): AsyncGenerato
     for (const levels of [book.side('bid'), book.side('ask')]) {
       for (let i = 0; i < depth; i++, column += 2) {
         const level = levels[i];
-        values[column][count] = level ? level.price : null;
-        values[column + 1][count] = level ? level.size : null;
+        values[column][count] = level ? level.price : Number.NaN;
+        values[column + 1][count] = level ? level.size : Number.NaN;
       }
     }
     if (++count === groupRows) return true;

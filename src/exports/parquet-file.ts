@@ -10,12 +10,19 @@ import { LoopBreaks } from '../event-loop.js';
 type Schema = ConstructorParameters<typeof ParquetWriter>[0]['schema'];
 type RowGroup = ParquetWriter['row_groups'][number];
 type ColumnChunk = RowGroup['columns'][number];
-/** One column of a row group: its values, and whether it carries min/max statistics. */
+/**
+ * One column of a row group: its values, and whether it carries min/max statistics. A Float64Array is
+ * an optional DOUBLE column whose NaN are nulls, turned into values with nulls only when the column is
+ * encoded: the values of a group wait as doubles, never as a boxed number each (those outlived V8's
+ * young generation while the group filled, and piled up in the old one).
+ */
 export interface ParquetColumn {
   name: string;
-  data: BigInt64Array | (number | null)[];
+  data: BigInt64Array | Float64Array | (number | null)[];
   statistics?: boolean;
 }
+
+const withNulls = (data: ParquetColumn['data']) => (data instanceof Float64Array ? Array.from(data, (v) => (Number.isNaN(v) ? null : v)) : data);
 
 /** 'PAR1' as the little-endian word Parquet files begin and end with. */
 const MAGIC = 0x31524150;
@@ -86,7 +93,7 @@ export class ParquetFile {
         columnIndex: false,
         offsetIndex: true,
       };
-      const written = writeColumn({ writer: this.writer, column, pageData: encodeNestedValues(path, data) });
+      const written = writeColumn({ writer: this.writer, column, pageData: encodeNestedValues(path, withNulls(data)) });
       // Page indexes and bloom filters would be written after the last row group: a chunk needs none.
       if (written.columnIndex || written.offsetIndex || written.bloomFilter) throw new Error('a column chunk of several pages or with a bloom filter');
       chunks.push(written.chunk);
