@@ -200,7 +200,8 @@ const CASES: WsCase[] = [
     name: 'every asset, never reading',
     async run(rng, c) {
       const n = rng.pick(c.big ? [1, 16, 64] : [16]);
-      const description = `${n} connection(s) subscribe every asset at speed=max from the first tick and never read (the plan's ${UNLIMITED_HEAVY} open, the rest refused)`;
+      const description =
+        `${n} connection(s) subscribe every asset at speed=max from the first tick and never read ` + `(the plan's ${UNLIMITED_HEAVY} open, the rest refused)`;
       const clients: Client[] = [];
       const violations: string[] = [];
       for (let i = 0; i < n; i++) {
