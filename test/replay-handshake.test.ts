@@ -166,6 +166,29 @@ describe('handshake errors: ordinary HTTP responses, no upgrade', () => {
     await waitFor(() => heavyRequestsHeld() === 0, 'the replay to end');
   });
 
+  it('a heavy request answered to HEAD (whose body the app drops) gives its slot back at once (issue 35)', async () => {
+    const key = await svc.keyFor('free');
+    const path = `/v1/ticks/export?asset_id=1001&start=${MIDNIGHT}&end=${MIDNIGHT + 60_000}`;
+    for (let i = 0; i < 3; i++) {
+      const res = await svc.app.request(path, { method: 'HEAD', headers: bearer(key) });
+      expect(res.status).toBe(200);
+    }
+    // The same through the upgrade path (the replay server runs the app, then writes its answer).
+    for (let i = 0; i < 2; i++) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(`${svc.httpUrl}${path}`, { method: 'HEAD', headers: { ...bearer(key), Connection: 'Upgrade', Upgrade: 'h2c' } });
+        req.on('response', (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(status).toBe(200);
+    }
+    expect(heavyRequestsHeld()).toBe(0);
+  });
+
   it('a plain GET (no upgrade) is 426 upgrade_required', async () => {
     const res = await fetch(`${svc.httpUrl}/v1/replay/market?from=${window.from}&to=${window.to}`, { headers: bearer(svc.key) });
     expect(res.status).toBe(426);

@@ -24,8 +24,9 @@ export function whenResponseEnds(c: Context<AppEnv>, then: (outcome: ResponseOut
     else outgoing.once('close', ended);
     return;
   }
-  // The app driven through fetch (tests, the replay's handshake): the body is pulled through here.
-  const body = c.res.body;
+  // The app driven through fetch (tests, the replay's handshake): the body is pulled through here. A
+  // HEAD request's body is dropped by Hono after the chain (it answers the GET's headers only): ended now.
+  const body = c.req.raw.method === 'HEAD' ? null : c.res.body;
   if (!body) return then(status >= 500 ? 'failed' : 'delivered');
   let done = false;
   const end = (outcome: ResponseOutcome) => {
