@@ -16,7 +16,7 @@ import { metrics } from '../metrics.js';
  * (a lease per request in the account's slot, renewed while the request runs, expiring on its own
  * when the process holding it died); the embedded store serves one process, which then holds them all.
  */
-export const HEAVY_PATHS = ['/v1/ticks/export', '/v1/orderbook/export', '/v1/replay/market'];
+const HEAVY_PATHS = ['/v1/ticks/export', '/v1/orderbook/export', '/v1/replay/market'];
 const HEAVY_PREFIXES = ['/v1/tardis/'];
 
 export const isHeavyPath = (path: string) => HEAVY_PATHS.includes(path) || HEAVY_PREFIXES.some((prefix) => path.startsWith(prefix));
@@ -25,7 +25,7 @@ export const isHeavyPath = (path: string) => HEAVY_PATHS.includes(path) || HEAVY
 const LEASE_MS = 60_000;
 const RENEW_MS = 20_000;
 /** Seconds a refused client is told to wait: a slot frees when another request of the account ends. */
-export const HEAVY_RETRY_AFTER_SECONDS = 2;
+const HEAVY_RETRY_AFTER_SECONDS = 2;
 
 /** Slots this process holds (every app of it), for /metrics. */
 let heldHere = 0;
