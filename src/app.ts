@@ -1,5 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { bodyLimit } from 'hono/body-limit';
+import { HeavySlots, heavyRequests } from './auth/heavy-requests.js';
 import { dailyLimit, requireAuth } from './auth/middleware.js';
 import { withCacheMetrics } from './book-history/cache-metrics.js';
 import { cachingBookReader } from './book-history/reader.js';
@@ -74,9 +75,11 @@ export function createApp(deps: AppDeps) {
   app.use('/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.path.startsWith('/v1/clob/') ? next() : limitBody(c, next)));
   const auth = requireAuth(deps);
   const counted = dailyLimit(deps);
-  for (const path of DATA_PATHS) app.use(path, auth, counted);
+  // Exports, Tardis files and replays take one of the plan's concurrent slots before they are counted.
+  const heavy = heavyRequests(new HeavySlots(deps.accounts));
+  for (const path of DATA_PATHS) app.use(path, auth, heavy, counted);
   // The replay WebSocket also takes the key as a query parameter (many WebSocket clients cannot set headers).
-  app.use(REPLAY_PATH, requireAuth(deps, { queryKey: true }), counted);
+  app.use(REPLAY_PATH, requireAuth(deps, { queryKey: true }), heavy, counted);
   for (const path of ACCOUNT_PATHS) app.use(path, auth);
   // MCP counts each tool call, not each HTTP request (routes/mcp.ts); a message is small.
   app.use(MCP_PATH, limitBody, auth);

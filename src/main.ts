@@ -15,6 +15,7 @@ import { loadRecorderOptions } from './ingest/recorder/options.js';
 import { startRecorder } from './ingest/recorder/recorder.js';
 import { errorText, log, setLogLevel } from './log.js';
 import { guardProcess } from './process-guard.js';
+import { monitorProcess } from './process-metrics.js';
 
 /** What start-up has opened so far: closed again if it fails, so no lock file outlives the process. */
 const opened: { close(): Promise<void> }[] = [];
@@ -22,6 +23,7 @@ const opened: { close(): Promise<void> }[] = [];
 /** Boot: config → engine + migrations → account store → HTTP → demo data, recorder; SIGTERM drains. */
 async function main() {
   guardProcess();
+  monitorProcess();
   const config = loadConfig();
   setLogLevel(config.LOG_LEVEL);
   const engine = createEngine(config);

@@ -89,6 +89,10 @@ export class Registry {
   counterOf(name: string, help: string, read: () => number) {
     this.metrics.set(name, new Gauge(name, help, read, 'counter'));
   }
+  /** Series its owner renders itself when scraped (HELP and TYPE lines included): one per name. */
+  collect(name: string, render: () => string) {
+    this.metrics.set(name, { render });
+  }
   render() {
     return `${[...this.metrics.values()].map((m) => m.render()).join('\n')}\n`;
   }

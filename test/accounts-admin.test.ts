@@ -70,6 +70,11 @@ describe('admin commands', () => {
     await expect(run('show', 'nope')).rejects.toThrow('"nope" is neither an API key (th_live_…) nor an account id (UUID)');
     await expect(run('show', '00000000-0000-4000-8000-000000000000')).rejects.toThrow('no account for 00000000-0000-4000-8000-000000000000');
     await expect(run('show', `th_live_${'A'.repeat(43)}`)).rejects.toThrow('no account for that key');
+    // A key mistyped by one character is no key: quoted by its first 8 characters only (issue 35).
+    const typo = run('show', `th_live_${'A'.repeat(42)}Bx`);
+    await expect(typo).rejects.toThrow('"th_live_…" (52 characters) is neither an API key (th_live_…) nor an account id (UUID)');
+    await expect(typo).rejects.not.toThrow('AAAA');
+    await expect(run('show', 'some-long-thing-12345')).rejects.toThrow('"some-lon…" (21 characters) is neither an API key');
     const { id } = (await run('create-account')) as { id: string };
     await expect(run('set-plan', id, 'daily', '--days', '0')).rejects.toThrow('--days must be an integer between 1 and 36500; got "0"');
   });

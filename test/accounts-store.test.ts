@@ -135,6 +135,38 @@ describeEachStore('AccountStore contract: %s', ({ open }) => {
     expect(await store.getDaily(a.id, '2026-06-25')).toBe(20);
   });
 
+  it('refundDaily gives back one request of the day, never below 0 (issue 35: a failed export is not counted)', async () => {
+    const a = await create();
+    await store.consumeDaily(a.id, '2026-06-24', 100);
+    await store.consumeDaily(a.id, '2026-06-24', 100);
+    await store.refundDaily(a.id, '2026-06-24');
+    expect(await store.getDaily(a.id, '2026-06-24')).toBe(1);
+    await store.refundDaily(a.id, '2026-06-24');
+    await store.refundDaily(a.id, '2026-06-24');
+    await store.refundDaily(a.id, '2026-06-23');
+    expect([await store.getDaily(a.id, '2026-06-24'), await store.getDaily(a.id, '2026-06-23')]).toEqual([0, 0]);
+  });
+
+  it('heavy-request slots: at most `limit` per account under concurrency; released, renewed and expired leases (issue 35)', async () => {
+    const a = await create();
+    const b = await create();
+    const taken = await Promise.all(Array.from({ length: 20 }, (_, i) => store.takeSlot(a.id, `lease-${i}`, 3, 60_000)));
+    expect(taken.filter(Boolean)).toHaveLength(3);
+    // Another account's slots are its own.
+    expect(await store.takeSlot(b.id, 'b-1', 1, 60_000)).toBe(true);
+    expect(await store.takeSlot(b.id, 'b-2', 1, 60_000)).toBe(false);
+    // A released lease frees its slot; renewing one that is gone does not bring it back.
+    const held = taken.flatMap((ok, i) => (ok ? [`lease-${i}`] : []));
+    await store.releaseSlot(a.id, held[0]);
+    await store.renewSlots(a.id, held, 60_000);
+    expect(await store.takeSlot(a.id, 'lease-new', 3, 60_000)).toBe(true);
+    expect(await store.takeSlot(a.id, 'lease-over', 3, 60_000)).toBe(false);
+    // A lease nobody renews expires on its own (a process that died holding it).
+    expect(await store.takeSlot(b.id, 'b-3', 2, 1)).toBe(true);
+    await waitFor(async () => store.takeSlot(b.id, `b-${Math.random()}`, 2, 60_000), 'the 1 ms lease to expire');
+    expect(await store.takeSlot(b.id, 'b-4', 2, 60_000)).toBe(false);
+  });
+
   it('counts registrations per IP per hour', async () => {
     expect(await store.incrementRegistrations('10.0.0.1', '2026-06-24T12')).toBe(1);
     expect(await store.incrementRegistrations('10.0.0.1', '2026-06-24T12')).toBe(2);

@@ -179,6 +179,25 @@ describe('the endpoint’s own HTTP answers', () => {
     expect([notification.status, await notification.text()]).toEqual([202, '']);
   });
 
+  it('tools/call whose arguments are not an object: JSON-RPC -32602 naming arguments, not counted (issue 35)', async () => {
+    const before = await requestsToday(s.d.key);
+    for (const args of [[asset], 'asset_id', 7, null]) {
+      const res = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'get_price', arguments: args } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+      expect(await res.json()).toEqual({
+        jsonrpc: '2.0',
+        id: 9,
+        error: {
+          code: -32602,
+          message: 'Invalid params: arguments must be an object of the tool’s arguments by name, e.g. {"asset_id": "…"}',
+          data: { error: 'invalid_parameter', param: 'arguments' },
+        },
+      });
+    }
+    expect(await requestsToday(s.d.key)).toBe(before);
+  });
+
   it('refuses in the contract’s shape: no key, GET/DELETE, no JSON-RPC, an unknown protocol version, a large body', async () => {
     const noKey = await fetch(`${s.origin}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(initialize) });
     expect([noKey.status, noKey.headers.get('www-authenticate'), (await noKey.json()).detail.error]).toEqual([401, 'Bearer', 'invalid_api_key']);

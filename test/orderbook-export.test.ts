@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as zlib from 'node:zlib';
 import { type ServerType, serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bookRows } from '../src/book-history/dataset-rows.js';
+import { bookRows, moreRowsThan } from '../src/book-history/dataset-rows.js';
 import { replayLines } from '../src/ingest/frame-files.js';
 import { type FrameStream, generateFrames } from './support/book-frames.js';
 import { BookModel, type ModelBook } from './support/book-model.js';
@@ -403,6 +403,52 @@ describe('streaming over a real socket', () => {
       await turns.return(undefined);
       expect(Math.max(...counts), JSON.stringify(q)).toBeLessThanOrEqual(4096);
     }
+  });
+
+  it('a visitor that asks for a turn (a full chunk or row group) gets it before the next row; no row is lost or made twice', async () => {
+    const span = { assetId: BIG, start: stream.start + 1_000, end: stream.start + 40_000 };
+    for (const q of [span, { ...span, interval: 3 }]) {
+      const plain: number[] = [];
+      for await (const _turn of bookRows(ob.te.engine, q, (time) => void plain.push(time)));
+      const paced: number[] = [];
+      let sinceTurn = 0;
+      let most = 0;
+      for await (const _turn of bookRows(ob.te.engine, q, (time) => {
+        paced.push(time);
+        most = Math.max(most, ++sinceTurn);
+        return paced.length % 7 === 0;
+      }))
+        sinceTurn = 0;
+      expect(plain.length, JSON.stringify(q)).toBeGreaterThan(1_000);
+      expect(paced).toEqual(plain);
+      expect(most, JSON.stringify(q)).toBe(7);
+    }
+  });
+
+  it('a Parquet book export is bounded in rows: counted for a grid, read (up to the bound) for book changes (issue 35)', async () => {
+    const engine = ob.te.engine;
+    const last = stream.start + BIG_ROWS - 1;
+    // One change per ms: 1,000 ms hold 1,000 rows. A range within the bound is never read.
+    const thousand = { assetId: BIG, start: stream.start + 5_000, end: stream.start + 5_999 };
+    expect([await moreRowsThan(engine, thousand, 1_000), await moreRowsThan(engine, thousand, 999)]).toEqual([false, true]);
+    // 10,500 ms of which the asset has events in 500: counted by the engine, not by the range's length.
+    const tail = { assetId: BIG, start: last - 499, end: last + 10_000 };
+    expect([await moreRowsThan(engine, tail, 500), await moreRowsThan(engine, tail, 499)]).toEqual([false, true]);
+    // A grid: its points from the first multiple of interval on (3 ms over 3,000 ms: 1,000 or 1,001 points).
+    const grid = { assetId: BIG, start: 3_000_000, end: 3_002_999, interval: 3 };
+    expect([await moreRowsThan(engine, grid, 1_000), await moreRowsThan(engine, grid, 999)]).toEqual([false, true]);
+    // Through the route: depth 100 holds 211,250 rows in Parquet; the 2 M changes are refused before any byte.
+    const res = await get(url({ asset_id: BIG, start: stream.start, end: last, depth: 100, format: 'parquet' }));
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      detail: {
+        error: 'invalid_parameter',
+        param: 'format',
+        message:
+          'a Parquet book export holds at most 211250 rows at depth 100 (its footer lists every row group, and must stay readable): narrow ' +
+          'start..end, raise interval or lower depth, or ask for csv or jsonl, which have no such bound',
+      },
+    });
   });
 
   it('a failure after the first byte aborts the transfer', async () => {

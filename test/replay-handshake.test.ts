@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { hashApiKey } from '../src/auth/keys.js';
 import { replayLines } from '../src/ingest/frame-files.js';
 import { setLogLevel } from '../src/log.js';
+import { metrics } from '../src/metrics.js';
 import { utcDay } from '../src/time.js';
 import { generateFrames } from './support/book-frames.js';
 import { type ReplayService, startReplayService } from './support/replay-service.js';
@@ -55,6 +56,8 @@ function accepted(query: Record<string, string | number>, headers: Record<string
 }
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+/** Heavy requests holding a slot in this process (the service runs in it): /metrics' gauge. */
+const heavyRequestsHeld = () => Number(/^tickhouse_heavy_requests (\d+)$/m.exec(metrics.render())?.[1]);
 const window = { from: MIDNIGHT, to: MIDNIGHT + 60_000 };
 const invalid = (param: string, message: string) => ({ detail: { error: 'invalid_parameter', message, param } });
 
@@ -126,6 +129,8 @@ describe('handshake errors: ordinary HTTP responses, no upgrade', () => {
     const last = await accepted({ ...window, key });
     expect(last.headers['x-ratelimit-remaining']).toBe('0');
     last.ws.close();
+    // The replay holds the free plan's one heavy slot until its connection has ended.
+    await waitFor(() => heavyRequestsHeld() === 0, 'the replay to end');
     const r = await refused({ ...window, key });
     expect(r.status).toBe(429);
     expect(r.body).toEqual({ detail: { error: 'rate_limit_exceeded', message: 'Daily request limit (100) exceeded.', limit: 100, plan: 'free' } });
@@ -135,6 +140,53 @@ describe('handshake errors: ordinary HTTP responses, no upgrade', () => {
     expect(r.headers['retry-after']).toBe(String(12 * 3600));
     const me = await (await svc.app.request('/v1/me', { headers: bearer(key) })).json();
     expect(me.data.requests_today).toBe(100);
+  });
+
+  it('a second replay of a free key while one runs: 429 too_many_concurrent_requests before the upgrade, not counted (issue 35)', async () => {
+    const key = await svc.keyFor('free');
+    const first = await accepted({ ...window, key });
+    expect(first.headers['x-ratelimit-remaining']).toBe('99');
+    const r = await refused({ ...window, key });
+    expect(r.status).toBe(429);
+    expect(r.body).toEqual({
+      detail: {
+        error: 'too_many_concurrent_requests',
+        message: 'Your plan (free) runs 1 export, Tardis file or replay at a time: retry once the one running has ended.',
+        limit: 1,
+        plan: 'free',
+      },
+    });
+    expect(r.headers['retry-after']).toBe('2');
+    expect(r.headers['x-ratelimit-remaining']).toBeUndefined();
+    first.ws.close();
+    await waitFor(() => heavyRequestsHeld() === 0, 'the first replay to end');
+    const next = await accepted({ ...window, key });
+    expect(next.headers['x-ratelimit-remaining']).toBe('98');
+    next.ws.close();
+    await waitFor(() => heavyRequestsHeld() === 0, 'the replay to end');
+  });
+
+  it('a heavy request answered to HEAD (whose body the app drops) gives its slot back at once (issue 35)', async () => {
+    const key = await svc.keyFor('free');
+    const path = `/v1/ticks/export?asset_id=1001&start=${MIDNIGHT}&end=${MIDNIGHT + 60_000}`;
+    for (let i = 0; i < 3; i++) {
+      const res = await svc.app.request(path, { method: 'HEAD', headers: bearer(key) });
+      expect(res.status).toBe(200);
+    }
+    // The same through the upgrade path (the replay server runs the app, then writes its answer).
+    for (let i = 0; i < 2; i++) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(`${svc.httpUrl}${path}`, { method: 'HEAD', headers: { ...bearer(key), Connection: 'Upgrade', Upgrade: 'h2c' } });
+        req.on('response', (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(status).toBe(200);
+    }
+    expect(heavyRequestsHeld()).toBe(0);
   });
 
   it('a plain GET (no upgrade) is 426 upgrade_required', async () => {

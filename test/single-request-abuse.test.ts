@@ -173,6 +173,27 @@ describe('HTTP the router never sees, and paths that look like Polymarket’s ba
     await healthy();
   });
 
+  it('a Tardis replay slice naming 500 assets of 77 digits (a 43 KB request-target, as tardis-dev sends it) is served (issue 35)', async () => {
+    const symbols = Array.from({ length: 500 }, (_, i) => `${'7'.repeat(72)}${String(i).padStart(5, '0')}`);
+    symbols[0] = assets[0];
+    const filters = encodeURIComponent(JSON.stringify([{ channel: 'book', symbols }]));
+    const from = new Date(Date.now() - 3_600_000).toISOString().slice(0, 16);
+    const target = `/v1/tardis/data-feeds/polymarket?from=${from}&filters=${filters}`;
+    expect(target.length).toBeGreaterThan(43_000);
+    const res = await fetch(`${base}${target}`, { headers: { ...auth(key), 'accept-encoding': 'gzip' } });
+    expect([res.status, res.headers.get('x-slice-size')]).toEqual([200, '1']);
+    await res.arrayBuffer();
+  });
+
+  it('a request line and headers over 64 KiB: 431 header_too_large as JSON', async () => {
+    const answer = await rawRequest(port, `GET /healthz?q=${'a'.repeat(70_000)} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    expect([answer.status, JSON.parse(answer.body)]).toEqual([
+      431,
+      { detail: { error: 'header_too_large', message: 'The request line and headers are larger than 64 KiB (the headers alone may take 16 KiB).' } },
+    ]);
+    await healthy();
+  });
+
   it.each([
     ['a request line that is not HTTP', 'GARBAGE\r\n\r\n'],
     ['a header without a colon', 'GET /healthz HTTP/1.1\r\nHost: localhost\r\nnocolon\r\n\r\n'],
@@ -183,6 +204,19 @@ describe('HTTP the router never sees, and paths that look like Polymarket’s ba
     expect(JSON.parse(answer.body)).toEqual({
       detail: { error: 'bad_request', message: expect.stringMatching(/^The request could not be read: malformed HTTP/) },
     });
+    await healthy();
+  });
+
+  it.each([
+    ['the same twice', 'GET /healthz HTTP/1.1\r\nHost: localhost\r\nHost: localhost\r\n\r\n', false],
+    ['two hosts', 'GET /v1/markets HTTP/1.1\r\nHost: localhost\r\nhost: evil.example\r\n\r\n', false],
+    ['on a WebSocket handshake', 'GET /v1/replay/market HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n', false],
+    ['under /v1/clob/', 'GET /v1/clob/k/at/latest/book?token_id=1 HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n', true],
+  ])('two Host header lines (%s): 400 bad_request as JSON, with Connection: close (RFC 9112 §3.2; issue 35)', async (_name, bytes, clob) => {
+    const answer = await rawRequest(port, bytes);
+    const message = 'The request could not be read: the request has more than one Host header (RFC 9112 §3.2).';
+    expect([answer.status, answer.headers['content-type'], answer.headers.connection]).toEqual([400, 'application/json', 'close']);
+    expect(JSON.parse(answer.body)).toEqual(clob ? { error: message } : { detail: { error: 'bad_request', message } });
     await healthy();
   });
 

@@ -252,4 +252,26 @@ describe('errors', () => {
     const early = await app.app.request(`/v1/tardis/datasets/polymarket/trades/${DAY_PATH}/${ASSET}.csv.gz`, { headers: { authorization: `Bearer ${free}` } });
     expect(early.status).toBe(403);
   });
+
+  it('a free key asking for today’s file: the 400 says the free plan downloads no file, and what it can do instead (issue 35)', async () => {
+    const free = await app.keyFor('free');
+    const today = new Date(MIDNIGHT + 3 * 86_400_000).toISOString().slice(0, 10);
+    const res = await app.app.request(`/v1/tardis/datasets/polymarket/trades/${today.replaceAll('-', '/')}/${ASSET}.csv.gz`, {
+      headers: { authorization: `Bearer ${free}` },
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      detail: {
+        error: 'invalid_parameter',
+        param: 'day',
+        message:
+          `${today} is not complete yet: a day's file is served once the day ended a minute ago. Your plan (free) reads today only, so it ` +
+          'downloads no day files: replay today’s finished minutes with /v1/tardis/data-feeds, or export them with /v1/ticks/export; a paid plan ' +
+          'downloads every finished day of its window.',
+      },
+    });
+    // A paid plan is told only when the day’s file comes.
+    const unfinished = await file('trades', today.replaceAll('-', '/'));
+    expect(JSON.parse(unfinished.text).detail.message).toBe(`${today} is not complete yet: a day's file is served once the day ended a minute ago`);
+  });
 });

@@ -8,6 +8,8 @@ export interface EffectivePlan {
   active: boolean;
   data_access_days: number;
   rate_limit_daily: number;
+  /** Heavy requests it may have running at once (src/auth/heavy-requests.ts). */
+  concurrent_heavy: number;
 }
 
 /** A paid plan is active until `plan_expires_at` (exclusive); free never expires. */
@@ -17,10 +19,16 @@ export function isPlanActive(account: Pick<Account, 'plan' | 'plan_expires_at'>,
 
 /**
  * The limits in force at `now` (docs/API.md §2): the plan's own while active; after expiry the account
- * keeps its plan name but gets free's history window and daily limit.
+ * keeps its plan name but gets free's history window, daily limit and heavy requests.
  */
 export function effectivePlan(account: Pick<Account, 'plan' | 'plan_expires_at'>, now: number): EffectivePlan {
   const active = isPlanActive(account, now);
   const limits = PLANS[active ? account.plan : 'free'];
-  return { plan: account.plan, active, data_access_days: limits.data_access_days, rate_limit_daily: limits.rate_limit_daily };
+  return {
+    plan: account.plan,
+    active,
+    data_access_days: limits.data_access_days,
+    rate_limit_daily: limits.rate_limit_daily,
+    concurrent_heavy: limits.concurrent_heavy,
+  };
 }

@@ -100,6 +100,8 @@ class EmbeddedAccountStore implements AccountStore {
   private readonly file: string;
   private durable: Durable;
   private readonly counters: Map<string, number>;
+  /** Heavy-request leases per account: lease → when it expires (performance.now ms). */
+  private readonly slots = new Map<string, Map<string, number>>();
   private readonly registrations: Map<string, number>;
   private flushTimer: NodeJS.Timeout | undefined;
   /** Writes run one after another so an older snapshot never lands after a newer one. */
@@ -214,6 +216,34 @@ class EmbeddedAccountStore implements AccountStore {
     const count = this.counters.get(`${accountId}|${day}`) ?? 0;
     if (count >= limit) return { allowed: false, count };
     return { allowed: true, count: this.increment(this.counters, `${accountId}|${day}`) };
+  }
+
+  async refundDaily(accountId: string, day: string) {
+    const key = `${accountId}|${day}`;
+    const count = this.counters.get(key) ?? 0;
+    if (count > 0) this.counters.set(key, count - 1);
+  }
+
+  // Slots live in memory only: this store belongs to one process, and a restart ends every request.
+  async takeSlot(accountId: string, lease: string, limit: number, ttlMs: number) {
+    const now = performance.now();
+    const leases = this.slots.get(accountId) ?? new Map<string, number>();
+    for (const [held, until] of leases) if (until <= now) leases.delete(held);
+    if (leases.size >= limit) return false;
+    leases.set(lease, now + ttlMs);
+    this.slots.set(accountId, leases);
+    return true;
+  }
+
+  async renewSlots(accountId: string, leases: string[], ttlMs: number) {
+    const held = this.slots.get(accountId);
+    for (const lease of leases) if (held?.has(lease)) held.set(lease, performance.now() + ttlMs);
+  }
+
+  async releaseSlot(accountId: string, lease: string) {
+    const held = this.slots.get(accountId);
+    held?.delete(lease);
+    if (held?.size === 0) this.slots.delete(accountId);
   }
 
   async incrementRegistrations(ip: string, hour: string) {

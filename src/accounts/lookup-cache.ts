@@ -72,6 +72,10 @@ class CachedAccountStore implements AccountStore {
   countAccounts = () => this.store.countAccounts();
   getDaily = (accountId: string, day: string) => this.store.getDaily(accountId, day);
   consumeDaily = (accountId: string, day: string, limit: number) => this.store.consumeDaily(accountId, day, limit);
+  refundDaily = (accountId: string, day: string) => this.store.refundDaily(accountId, day);
+  takeSlot = (accountId: string, lease: string, limit: number, ttlMs: number) => this.store.takeSlot(accountId, lease, limit, ttlMs);
+  renewSlots = (accountId: string, leases: string[], ttlMs: number) => this.store.renewSlots(accountId, leases, ttlMs);
+  releaseSlot = (accountId: string, lease: string) => this.store.releaseSlot(accountId, lease);
   incrementRegistrations = (ip: string, hour: string) => this.store.incrementRegistrations(ip, hour);
   createInvoice = (invoice: Invoice) => this.store.createInvoice(invoice);
   getInvoice = (paymentId: string) => this.store.getInvoice(paymentId);

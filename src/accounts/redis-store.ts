@@ -14,6 +14,7 @@ import type { Account, Invoice } from './types.js';
  *   {acct:<id>}:invoices           zset   its payment ids scored by created_at
  *   {acct:<id>}:invoice:<pid>      hash   one invoice record
  *   {acct:<id>}:applied            set    payment ids whose purchase has been applied to it
+ *   {acct:<id>}:heavy              zset   leases of its heavy requests running now (any process) scored by expiry ms
  * Lookups by something other than the account id go through an index in the looked-up value's own slot:
  *   apikey:<sha256>                string account id (the plaintext key is never stored)
  *   payment:<pid>                  string account id of the invoice with that provider payment id
@@ -55,6 +56,34 @@ n = redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return {1, n}`;
 
+/** One request of the day given back, never below 0. */
+const REFUND_DAILY = `
+if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end
+return 1`;
+
+/**
+ * Heavy-request leases (a zset scored by expiry, in ms of the Redis server's clock, the one clock
+ * every replica shares): expired ones go first, then ARGV[1] is added only below the limit ARGV[2],
+ * to last ARGV[3] ms. The set itself expires with its last lease (its TTL only ever grows: a short
+ * lease must not take the others with it).
+ */
+const TAKE_SLOT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return 1`;
+
+/** Leases ARGV[2..] that still exist last ARGV[1] ms from now. */
+const RENEW_SLOTS = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[i]) end
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return 1`;
+
 /** HSET the pairs and HDEL the names after them, only if the hash exists; returns the hash or nil. */
 const PATCH_IF_EXISTS = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
@@ -91,6 +120,9 @@ return 'applied'`;
 
 type Scripted = (Redis | Cluster) & {
   consumeDaily(key: string, limit: number, ttl: number): Promise<[number, number]>;
+  refundDaily(key: string): Promise<number>;
+  takeSlot(key: string, lease: string, limit: number, ttlMs: number): Promise<number>;
+  renewSlots(key: string, ttlMs: number, ...leases: string[]): Promise<number>;
   patchIfExists(key: string, ...args: (string | number)[]): Promise<string[] | null>;
   swapKeyHash(account: string, expectedHash: string, newHash: string): Promise<number>;
   applyPaidInvoice(
@@ -115,6 +147,9 @@ const retryDelay = (attempt: number) => Math.min(attempt * 100, 1_000);
 export async function openRedisStore(url: string, options: RedisStoreOptions = {}): Promise<AccountStore> {
   const redis = (options.cluster ? clusterClient(url, options.keyPrefix) : singleClient(url, options.keyPrefix)) as Scripted;
   redis.defineCommand('consumeDaily', { numberOfKeys: 1, lua: CONSUME_DAILY });
+  redis.defineCommand('refundDaily', { numberOfKeys: 1, lua: REFUND_DAILY });
+  redis.defineCommand('takeSlot', { numberOfKeys: 1, lua: TAKE_SLOT });
+  redis.defineCommand('renewSlots', { numberOfKeys: 1, lua: RENEW_SLOTS });
   redis.defineCommand('patchIfExists', { numberOfKeys: 1, lua: PATCH_IF_EXISTS });
   redis.defineCommand('swapKeyHash', { numberOfKeys: 1, lua: SWAP_KEY_HASH });
   redis.defineCommand('applyPaidInvoice', { numberOfKeys: 3, lua: APPLY_PAID_INVOICE });
@@ -203,6 +238,7 @@ async function firstConnection(redis: Redis | Cluster) {
 
 const acctKey = (id: string) => `{acct:${id}}`;
 const dayKey = (id: string, day: string) => `{acct:${id}}:day:${day}`;
+const heavyKey = (id: string) => `{acct:${id}}:heavy`;
 const invoicesKey = (id: string) => `{acct:${id}}:invoices`;
 const invoiceKey = (id: string, paymentId: string) => `{acct:${id}}:invoice:${paymentId}`;
 const appliedKey = (id: string) => `{acct:${id}}:applied`;
@@ -288,6 +324,22 @@ class RedisAccountStore implements AccountStore {
   async consumeDaily(accountId: string, day: string, limit: number) {
     const [allowed, count] = await this.call(() => this.redis.consumeDaily(dayKey(accountId, day), limit, 2 * DAY_SECONDS));
     return { allowed: allowed === 1, count };
+  }
+
+  async refundDaily(accountId: string, day: string) {
+    await this.call(() => this.redis.refundDaily(dayKey(accountId, day)));
+  }
+
+  async takeSlot(accountId: string, lease: string, limit: number, ttlMs: number) {
+    return (await this.call(() => this.redis.takeSlot(heavyKey(accountId), lease, limit, ttlMs))) === 1;
+  }
+
+  async renewSlots(accountId: string, leases: string[], ttlMs: number) {
+    if (leases.length) await this.call(() => this.redis.renewSlots(heavyKey(accountId), ttlMs, ...leases));
+  }
+
+  async releaseSlot(accountId: string, lease: string) {
+    await this.call(() => this.redis.zrem(heavyKey(accountId), lease));
   }
 
   async incrementRegistrations(ip: string, hour: string) {

@@ -34,6 +34,21 @@ export interface AccountStore {
    * (unchanged when `allowed` is false). The counter expires after its day.
    */
   consumeDaily(accountId: string, day: string, limit: number): Promise<{ allowed: boolean; count: number }>;
+  /**
+   * Gives back one counted request of `day` (never below 0): an export the service failed to write
+   * (docs/API.md §2) is not counted.
+   */
+  refundDaily(accountId: string, day: string): Promise<void>;
+  /**
+   * One of the account's slots for heavy requests (exports, Tardis files and slices, replays; docs/API.md
+   * §2): `lease` is taken only while fewer than `limit` of the account's leases are unexpired. A lease
+   * lasts `ttlMs` from when it was taken or last renewed, so one a crashed process held frees itself.
+   * True when taken. Redis holds them for every process (replica) of the service.
+   */
+  takeSlot(accountId: string, lease: string, limit: number, ttlMs: number): Promise<boolean>;
+  /** Extends the account's `leases` that still exist to `ttlMs` from now (requests still running). */
+  renewSlots(accountId: string, leases: string[], ttlMs: number): Promise<void>;
+  releaseSlot(accountId: string, lease: string): Promise<void>;
   /** Registration flood guard: increments and returns the count for `ip` in window `hour`. */
   incrementRegistrations(ip: string, hour: string): Promise<number>;
 

@@ -68,9 +68,18 @@ async function resolveAccount(deps: AdminDeps, ref: string): Promise<Account> {
   let account: Account | null;
   if (looksLikeApiKey(ref, deps.apiKeyPrefix)) account = await deps.accounts.findByKeyHash(hashApiKey(ref));
   else if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(ref)) account = await deps.accounts.getAccount(ref.toLowerCase());
-  else throw new UsageError(`"${ref}" is neither an API key (${deps.apiKeyPrefix}live_…) nor an account id (UUID)`);
+  else throw new UsageError(`${shown(ref)} is neither an API key (${deps.apiKeyPrefix}live_…) nor an account id (UUID)`);
   if (!account) throw new UsageError(`no account for ${ref.includes('live_') ? 'that key' : ref}`);
   return account;
+}
+
+/**
+ * An argument that is no key and no account id, as the error quotes it: whole when short, else its
+ * first 8 characters and its length. It may be a key mistyped by a character, which the terminal's
+ * scrollback and a CI log would otherwise keep (issue 35).
+ */
+function shown(ref: string): string {
+  return ref.length <= 12 && !ref.includes('_live_') ? `"${ref}"` : `"${ref.slice(0, 8)}…" (${ref.length} characters)`;
 }
 
 function parsePlan(raw: string): PlanName {

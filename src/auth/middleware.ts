@@ -4,6 +4,8 @@ import type { Account } from '../accounts/types.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
+import { whenResponseEnds } from '../http/response-end.js';
+import { errorText, log } from '../log.js';
 import { nextUtcMidnight, utcDay } from '../time.js';
 import { windowAt } from './history-window.js';
 import { hashApiKey, looksLikeApiKey } from './keys.js';
@@ -62,15 +64,22 @@ async function signIn(deps: AuthDeps, c: Context<AppEnv>, key: string): Promise<
 /**
  * The daily limit on data endpoints (docs/API.md §2): one atomic check-and-count per request (one store
  * round trip). Every counted request carries X-RateLimit-*, whatever its outcome; the request that
- * would go over the limit is refused with 429 and does not count.
+ * would go over the limit is refused with 429 and does not count. An answer the service failed to give
+ * (a 5xx, a stream it aborted: an export the disk refused) is given back once it has ended.
  */
 export function dailyLimit(deps: AuthDeps): MiddlewareHandler<AppEnv> {
   return async function dailyLimit(c, next) {
-    const headers = await countDataRequest(deps, c.get('account'), c.get('effective'));
+    const now = deps.clock.now();
+    const account = c.get('account');
+    const headers = await countDataRequest(deps, account, c.get('effective'), now);
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     await next();
     // A handler that builds its own Response (a stream) drops the prepared headers: put them back.
     if (!c.res.headers.has('X-RateLimit-Limit')) for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+    whenResponseEnds(c, (outcome) => {
+      if (outcome !== 'failed') return;
+      deps.accounts.refundDaily(account.id, utcDay(now)).catch((err) => log.warn('failed request not given back', { error: errorText(err) }));
+    });
   };
 }
 
@@ -79,8 +88,12 @@ export function dailyLimit(deps: AuthDeps): MiddlewareHandler<AppEnv> {
  * carries; over the limit it throws the 429 (those headers plus Retry-After) and counts nothing.
  * The middleware above counts HTTP requests with it, the MCP endpoint each tool call (src/mcp).
  */
-export async function countDataRequest(deps: AuthDeps, account: Pick<Account, 'id'>, effective: EffectivePlan): Promise<Record<string, string>> {
-  const now = deps.clock.now();
+export async function countDataRequest(
+  deps: AuthDeps,
+  account: Pick<Account, 'id'>,
+  effective: EffectivePlan,
+  now = deps.clock.now(),
+): Promise<Record<string, string>> {
   const { plan, rate_limit_daily: limit } = effective;
   const { allowed, count } = await deps.accounts.consumeDaily(account.id, utcDay(now), limit);
   const reset = nextUtcMidnight(now);

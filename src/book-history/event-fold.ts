@@ -1,6 +1,6 @@
 import type { OrderBook } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
-import { LoopBreaks, nextTurn } from '../event-loop.js';
+import { LoopBreaks } from '../event-loop.js';
 import { latestSnapshotKey } from '../queries/orderbook.js';
 import { timedForwardQuery } from '../queries/timed-book-events.js';
 import { type BookEvent, BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './event-decoder.js';
@@ -22,9 +22,11 @@ class TimedEventDecoder extends BookEventDecoder {
 
 /**
  * Called with each event before the fold applies it, and the book as it stands then (the decoder
- * reuses the event object; a snapshot's levels are its own arrays, as stored: best first).
+ * reuses the event object; a snapshot's levels are its own arrays, as stored: best first). It returns
+ * true when it holds all it should before handing something on (a full chunk): the fold then yields
+ * once the event is applied.
  */
-export type EventVisitor = (event: TimedBookEvent, book: OrderBook) => void;
+export type EventVisitor = (event: TimedBookEvent, book: OrderBook) => boolean | void;
 
 /** Events visited per turn at most, as in bookStates (fold.ts). */
 const EVENTS_PER_TURN = 16_384;
@@ -36,7 +38,8 @@ const EVENTS_PER_TURN = 16_384;
  * the book once per millisecond, this hands out each event with the book before it, and its receive
  * time, which the Tardis files need (one row per change, a book refresh as the levels it changed).
  * One streaming read of book_events; stopping, or leaving the loop, cancels it. Yields once per turn
- * (after each chunk of the read and every EVENTS_PER_TURN events).
+ * (after each chunk of the read and every EVENTS_PER_TURN events) and after each event its visitor
+ * returned true for.
  */
 export async function* bookEventFold(
   engine: Engine,
@@ -56,16 +59,16 @@ export async function* bookEventFold(
     for await (const chunk of bytes) {
       decoder.feed(chunk);
       for (let e = decoder.read() as TimedBookEvent | undefined; e !== undefined; e = decoder.read() as TimedBookEvent | undefined) {
-        visit(e, book);
+        const full = visit(e, book) === true;
         if (e.kind === KIND_CHANGE) book.apply(e.bookSide === SIDE_BUY ? 'bid' : 'ask', e.price, e.size);
         else book.replace(e.bids, e.asks);
-        if (++visited % EVENTS_PER_TURN === 0) {
+        if (++visited % EVENTS_PER_TURN === 0 || full) {
           yield;
-          if (breaks.due()) await nextTurn();
+          if (breaks.due()) await breaks.turn();
         }
       }
       yield;
-      if (breaks.due()) await nextTurn();
+      if (breaks.due()) await breaks.turn();
     }
   } finally {
     // Stopping or leaving the loop early cancels the engine query.

@@ -1,6 +1,6 @@
 import { type BookState, OrderBook, sideOfOrder } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
-import { LoopBreaks, nextTurn } from '../event-loop.js';
+import { LoopBreaks } from '../event-loop.js';
 import { clampTime, forwardQuery, latestSnapshotKey, snapshotAndChanges } from '../queries/orderbook.js';
 import { BookEventDecoder, KIND_CHANGE, SIDE_BUY } from './event-decoder.js';
 
@@ -83,12 +83,12 @@ export async function* bookStates(
           let more: boolean | void;
           while ((more = visit(state, e.ms)) === true) {
             yield;
-            if (breaks.due()) await nextTurn();
+            if (breaks.due()) await breaks.turn();
           }
           if (more === false) return;
           if (++visited % STATES_PER_TURN === 0) {
             yield;
-            if (breaks.due()) await nextTurn();
+            if (breaks.due()) await breaks.turn();
           }
         }
         if (e.kind === KIND_CHANGE) book.apply(e.bookSide === SIDE_BUY ? 'bid' : 'ask', e.price, e.size);
@@ -98,7 +98,7 @@ export async function* bookStates(
         applied = true;
       }
       yield;
-      if (breaks.due()) await nextTurn();
+      if (breaks.due()) await breaks.turn();
     }
   } finally {
     // Stopping or leaving the loop early cancels the engine query.
@@ -108,7 +108,7 @@ export async function* bookStates(
   if (!applied) return;
   while (visit(state, Infinity) === true) {
     yield;
-    if (breaks.due()) await nextTurn();
+    if (breaks.due()) await breaks.turn();
   }
 }
 
@@ -117,8 +117,8 @@ const POINTS_PER_TURN = 4096;
 
 /**
  * The book at since, since + interval, … ≤ until, skipping points before the asset's first book:
- * the fold of one bookStates read, `visit(time, state)` per grid point (false stops), turns as in
- * bookStates.
+ * the fold of one bookStates read, `visit(time, state)` per grid point, turns as in bookStates. The
+ * visitor returns false to stop, true to have a turn before the next point.
  */
 export function gridStates(
   engine: Engine,
@@ -136,8 +136,10 @@ export function gridStates(
       if (point < state.timestamp) point = q.since + Math.ceil((state.timestamp - q.since) / q.interval) * q.interval;
       for (let n = 0; point < until && point <= last; n++) {
         if (n === POINTS_PER_TURN) return true;
-        if (visit(point, state) === false) return false;
+        const more = visit(point, state);
+        if (more === false) return false;
         point += q.interval;
+        if (more === true) return point <= last;
       }
       if (point > last) return false;
     },
@@ -154,7 +156,7 @@ export async function sampledBooks(
   const out: BookState[] = [];
   const keep = (_time: number, state: BookState) => {
     out.push({ market: state.market, timestamp: state.timestamp, book: state.book.clone() });
-    return out.length < q.limit;
+    if (out.length === q.limit) return false;
   };
   for await (const _turn of gridStates(engine, q, keep, signal));
   return out;

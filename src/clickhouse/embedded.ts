@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createReadStream, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { drainPending, Session } from 'chdb';
+import { parquetMetadata } from 'hyparquet';
 import { type Engine, type QueryOptions, type QueryParams, SESSION_SETTINGS, type Settings } from './engine.js';
-import { DataDirLockedError } from './errors.js';
+import { DataDirLockedError, ExportWriteError } from './errors.js';
 
 /**
  * chDB in-process on DATA_DIR. Measured facts (ARCHITECTURE.md): one session runs one query at a
@@ -54,9 +55,11 @@ export class EmbeddedEngine implements Engine {
       }
       throw err;
     }
-    // This process now holds the directory: what a killed predecessor left in the spool goes.
-    rmSync(join(dir, EXPORT_SPOOL), { recursive: true, force: true });
-    mkdirSync(join(dir, EXPORT_SPOOL));
+    // This process now holds the directory: what a killed predecessor left in the spool goes. Its
+    // contents only: the spool itself may be a mount point or a link to another disk.
+    const spool = join(dir, EXPORT_SPOOL);
+    mkdirSync(spool, { recursive: true });
+    for (const entry of readdirSync(spool)) rmSync(join(spool, entry), { recursive: true, force: true });
     return new EmbeddedEngine(dir, sessions);
   }
 
@@ -152,7 +155,9 @@ export class EmbeddedEngine implements Engine {
    * (`INTO OUTFILE`: the engine writes it block by block, memory stays flat) and are streamed from
    * there. Aborting kills the query by a marker in its text. The files are spooled under
    * DATA_DIR/exports (the disk meant for data, not a small /tmp) and whatever a killed process left
-   * there is removed at the next open.
+   * there is removed at the next open. chDB reports no error when its writer could not write (a full
+   * disk, a refused write: the query "succeeds" and leaves a short or empty file, measured on chDB
+   * 3.4), so the file is checked whole before its first byte is sent (ExportWriteError otherwise).
    */
   private streamViaFile(sql: string, format: string, options: QueryOptions): Readable {
     const marker = `export-${randomUUID()}`;
@@ -173,6 +178,7 @@ export class EmbeddedEngine implements Engine {
         const file = join(dir, `result.${format.toLowerCase()}`);
         // The file name is ours (mkdtemp), never user input; the query's own values stay parameters.
         await session.queryAsync(`/* ${marker} */ ${sql}\nINTO OUTFILE ${sqlString(file)} TRUNCATE FORMAT ${format}`, { format: 'TSV' });
+        if (!(await wholeParquetFile(file))) throw new ExportWriteError(`the engine could not write the whole ${format} file of an export`);
         for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) yield chunk as Buffer;
         complete = true;
       } finally {
@@ -267,8 +273,37 @@ const EXPORT_SPOOL = 'exports';
 const writeEpochs = new Map<string, number>();
 const bumpWriteEpoch = (dir: string) => writeEpochs.set(dir, (writeEpochs.get(dir) ?? 0) + 1);
 
-/** Output formats whose bytes only make sense as one whole file (see streamViaFile). */
-const WHOLE_FILE_FORMATS = new Set(['Parquet', 'ORC', 'Arrow', 'Avro']);
+/** Output formats whose bytes only make sense as one whole file (see streamViaFile): the one the service exports. */
+const WHOLE_FILE_FORMATS = new Set(['Parquet']);
+
+/**
+ * A Parquet file the engine finished writing: the magic at both ends, a footer whose length fits, that
+ * parses, and whose column chunks all lie before it. A write cut short loses the end, where the footer is.
+ */
+async function wholeParquetFile(path: string): Promise<boolean> {
+  const file = await open(path);
+  try {
+    const { size } = await file.stat();
+    if (size < 12) return false;
+    const head = Buffer.alloc(4);
+    const tail = Buffer.alloc(8);
+    await file.read(head, 0, 4, 0);
+    await file.read(tail, 0, 8, size - 8);
+    const footer = tail.readUInt32LE(0);
+    if (head.toString('latin1') !== 'PAR1' || tail.toString('latin1', 4) !== 'PAR1' || footer + 12 > size) return false;
+    const end = Buffer.alloc(footer + 8);
+    await file.read(end, 0, end.length, size - end.length);
+    const metadata = parquetMetadata(end.buffer.slice(end.byteOffset, end.byteOffset + end.length));
+    const dataEnd = BigInt(size - end.length);
+    return metadata.row_groups.every((group) =>
+      group.columns.every(({ meta_data: m }) => !m || (m.dictionary_page_offset ?? m.data_page_offset) + m.total_compressed_size <= dataEnd),
+    );
+  } catch {
+    return false;
+  } finally {
+    await file.close();
+  }
+}
 
 /** `SET name = value, …, param_a = '…', …` for the session, or '' when there is nothing to set. */
 function setStatement(settings: Settings, params: QueryParams | undefined): string {

@@ -6,6 +6,17 @@ export class EngineUnavailableError extends Error {
   }
 }
 
+/**
+ * The engine could not write an export's file (a full disk, a write the kernel refused): nothing of
+ * it was sent, so callers answer 503 before the first byte (docs/API.md §6), never a short file.
+ */
+export class ExportWriteError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ExportWriteError';
+  }
+}
+
 /** Another process holds the embedded engine's data directory (chDB allows one process per dir). */
 export class DataDirLockedError extends Error {
   constructor(

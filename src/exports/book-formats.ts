@@ -1,8 +1,7 @@
-import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { BookState, Level, OrderBook } from '../book/index.js';
 import type { BookRowVisitor } from '../book-history/dataset-rows.js';
-import { nextTurn } from '../event-loop.js';
 import { MAX_NUMBER_BYTES, writeInteger, writeNumber } from '../number-text.js';
+import { ParquetFile } from './parquet-file.js';
 import { NO_SEPARATOR, SideText } from './side-text.js';
 
 /**
@@ -23,7 +22,7 @@ export function bookCsvColumns(depth: number): string[] {
   return columns;
 }
 
-/** Runs the dataset's read, handing each row to `visit`; yields once per turn (book-export.ts). */
+/** Runs the dataset's read, handing each row to `visit`; yields once per turn, and after a row whose visit returned true. */
 export type BookRowSource = (visit: BookRowVisitor) => AsyncGenerator<void>;
 
 export function encodeBookRows(rows: BookRowSource, format: BookExportFormat, depth: number): AsyncGenerator<Buffer> {
@@ -119,7 +118,10 @@ function put(buf: Buffer, pos: number, bytes: Buffer): number {
 
 /**
  * Rows are written straight into a chunk buffer, which leaves once it holds CHUNK_BYTES (or FLUSH_MS
- * passed); a row starts only where the chunk has room for the longest row the depth allows.
+ * passed); a row starts only where the chunk has room for the longest row the depth allows. A full
+ * chunk asks the fold for a turn (the visitor returns true), so it leaves before the next row is
+ * made: what waits for a stalled reader is one chunk, whatever the depth (issue 35; a turn of the fold
+ * was 4,096 rows, 13 MB at depth 100).
  */
 async function* textChunks(rows: BookRowSource, line: LineWriter, depth: number, header: string): AsyncGenerator<Buffer> {
   // Every number at its longest, with its punctuation; the JSON keys take less than 64 bytes.
@@ -128,6 +130,8 @@ async function* textChunks(rows: BookRowSource, line: LineWriter, depth: number,
   let chunk = Buffer.allocUnsafe(size);
   let used = chunk.write(header, 0, 'latin1');
   let flushed = performance.now();
+  // Full chunks not yet handed over: one, as the fold turns after each (a list, so no row is ever lost).
+  let ready: Buffer[] = [];
   const take = () => {
     const out = chunk.subarray(0, used);
     // A new chunk, never a recycled one: SideText reads the previous row's bytes where they were written.
@@ -136,88 +140,79 @@ async function* textChunks(rows: BookRowSource, line: LineWriter, depth: number,
     flushed = performance.now();
     return out;
   };
-  let pending: Buffer[] = [];
   const add = (time: number, { book }: BookState) => {
-    if (used + rowBytes > size) pending.push(take());
     used = line(chunk, used, time, book);
+    if (used + rowBytes <= size) return;
+    ready.push(take());
+    return true;
   };
   for await (const _turn of rows(add)) {
-    if (used >= CHUNK_BYTES || (used > 0 && performance.now() - flushed >= FLUSH_MS)) pending.push(take());
-    if (pending.length) {
-      yield* pending;
-      pending = [];
+    if (ready.length) {
+      yield* ready;
+      ready = [];
     }
+    if (used >= CHUNK_BYTES || (used > 0 && performance.now() - flushed >= FLUSH_MS)) yield take();
   }
   // The CSV header alone, or nothing (JSONL), when there are no rows: the empty file of the format.
-  yield* pending;
+  yield* ready;
   if (used > 0) yield take();
 }
 
 /**
- * Parquet values in a row group: about 130,000 cells whatever the depth, so memory stays flat. The
- * writer encodes a row group in one synchronous call (~40 ms for this many cells here; a million
- * took ~300 ms, which held every other request of the process that long).
+ * Parquet values in a row group: about 130,000 cells whatever the depth, so memory stays flat (and the
+ * files' row groups are what they were: ParquetFile writes the same bytes).
  */
 const GROUP_CELLS = 1 << 17;
 
 /**
- * A ByteWriter whose bytes leave after every row group: the parquet writer keeps only offsets and
- * the footer's metadata (a few bytes per column chunk), never the file.
+ * Column chunks (row groups × columns) a Parquet book export may hold. The footer lists them all (~50
+ * bytes each, kept until the file ends: parquet-file.ts), so it bounds what one export holds at its
+ * end (~13 MB) and keeps the footer readable (pyarrow reads footers up to 100 MB, lists of up to a
+ * million entries). At depth 100 (403 columns, 325 rows a group): ~211,000 rows; at depth 25:
+ * ~3.2 million; at depth 1: ~700 million.
  */
-class ChunkWriter extends ByteWriter {
-  private ready: Buffer[] = [];
+export const PARQUET_MAX_COLUMN_CHUNKS = 1 << 18;
 
-  flush(): void {
-    if (this.index === 0) return;
-    this.ready.push(Buffer.from(this.buffer.slice(0, this.index)));
-    this.index = 0;
-  }
-
-  override finish(): void {
-    this.flush();
-  }
-
-  take(): Buffer[] {
-    const out = this.ready;
-    this.ready = [];
-    return out;
-  }
+/** The most rows a Parquet book export of `depth` levels can hold (whole row groups). */
+export function parquetMaxRows(depth: number): number {
+  const columns = bookCsvColumns(depth).length;
+  return Math.floor(PARQUET_MAX_COLUMN_CHUNKS / columns) * groupRowsOf(columns);
 }
 
-/** `timestamp` Int64, every other column nullable Float64 (docs/TIME-MACHINE.md §3); absent levels are null. */
+const groupRowsOf = (columns: number) => Math.max(1, Math.floor(GROUP_CELLS / columns));
+
+/**
+ * `timestamp` Int64, every other column nullable Float64 (docs/TIME-MACHINE.md §3); absent levels are
+ * null. A row group is filled, then encoded and sent before the next one is filled (the visitor asks
+ * the fold for a turn once the group is full): a stalled reader holds one group's values and its bytes.
+ */
 async function* parquetChunks(rows: BookRowSource, depth: number): AsyncGenerator<Buffer> {
   const names = bookCsvColumns(depth);
-  const writer = new ChunkWriter();
   // Statistics on the timestamp column only: readers skip row groups by time; per-level min/max
   // would cost a third of the encoding time and serve no one.
-  const parquet = new ParquetWriter({
-    writer,
-    statistics: false,
-    schema: [
+  const file = new ParquetFile(
+    [
       { name: 'root', num_children: names.length },
       { name: 'timestamp', type: 'INT64', repetition_type: 'REQUIRED' },
       ...names.slice(1).map((name) => ({ name, type: 'DOUBLE' as const, repetition_type: 'OPTIONAL' as const })),
     ],
-  });
-  const groupRows = Math.max(1, Math.floor(GROUP_CELLS / names.length));
-  let times = new BigInt64Array(groupRows);
-  let values: (number | null)[][] = [];
+    PARQUET_MAX_COLUMN_CHUNKS,
+  );
+  yield* file.start();
+  const groupRows = groupRowsOf(names.length);
+  const times = new BigInt64Array(groupRows);
+  // Values as doubles, NaN for an absent level (no price or size is NaN; ParquetFile writes it as null).
+  const values = names.slice(1).map(() => new Float64Array(groupRows));
   let count = 0;
-  /** Row groups filled during a turn of the fold, encoded after it, one per turn of the event loop. */
-  const full: { times: BigInt64Array; values: (number | null)[][]; count: number }[] = [];
-  const writeGroup = (group: { times: BigInt64Array; values: (number | null)[][]; count: number }) => {
-    const columnData = [
-      { name: 'timestamp', data: group.times.subarray(0, group.count), statistics: true },
-      ...group.values.map((data, i) => ({ name: names[i + 1], data: data.length === group.count ? data : data.slice(0, group.count) })),
+  const encode = async () => {
+    const columns = [
+      { name: 'timestamp', data: times.subarray(0, count), statistics: true },
+      ...values.map((column, i) => ({ name: names[i + 1], data: column.subarray(0, count) })),
     ];
-    parquet.write({ columnData, rowGroupSize: group.count });
-  };
-  const startGroup = () => {
-    times = new BigInt64Array(groupRows);
-    values = names.slice(1).map(() => new Array<number | null>(groupRows));
+    const bytes = await file.writeGroup(columns, count);
     count = 0;
+    return bytes;
   };
-  startGroup();
   const add = (time: number, { book }: BookState) => {
     times[count] = BigInt(time);
     values[0][count] = book.bestBid();
@@ -226,27 +221,13 @@ async function* parquetChunks(rows: BookRowSource, depth: number): AsyncGenerato
     for (const levels of [book.side('bid'), book.side('ask')]) {
       for (let i = 0; i < depth; i++, column += 2) {
         const level = levels[i];
-        values[column][count] = level ? level.price : null;
-        values[column + 1][count] = level ? level.size : null;
+        values[column][count] = level ? level.price : Number.NaN;
+        values[column + 1][count] = level ? level.size : Number.NaN;
       }
     }
-    if (++count === groupRows) {
-      full.push({ times, values, count });
-      startGroup();
-    }
+    if (++count === groupRows) return true;
   };
-  // Row groups leave once the turn that completed them ends (the last rows may come after the last
-  // turn); each is one synchronous encode, so the event loop gets a turn between two of them.
-  async function* fullGroups() {
-    for (let group = full.shift(); group; group = full.shift()) {
-      writeGroup(group);
-      yield* writer.take();
-      if (full.length) await nextTurn();
-    }
-  }
-  for await (const _turn of rows(add)) yield* fullGroups();
-  yield* fullGroups();
-  if (count > 0) writeGroup({ times, values, count });
-  parquet.finish();
-  yield* writer.take();
+  for await (const _turn of rows(add)) if (count === groupRows) yield* await encode();
+  if (count > 0) yield* await encode();
+  yield* file.finish();
 }

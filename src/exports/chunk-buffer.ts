@@ -31,6 +31,11 @@ export class ChunkBuffer {
     this.pos += this.buf.write(s, this.pos, 'latin1');
   }
 
+  /** A chunk is full and waits to be taken. */
+  get hasFull(): boolean {
+    return this.full.length > 0;
+  }
+
   /** The chunks ready to leave: the full ones, and the current one when it is big or old enough. */
   take(): Buffer[] {
     if (this.pos >= CHUNK_BYTES || (this.pos > 0 && performance.now() - this.flushed >= FLUSH_MS)) this.seal();

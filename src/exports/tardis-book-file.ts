@@ -9,7 +9,7 @@ import { TARDIS_EXCHANGE, type TardisDataType, tardisHeader } from './tardis-csv
  * The Tardis files made from folded books (docs/TARDIS.md §1): incremental_book_L2, book_snapshot_N
  * and quotes of one asset and one UTC day. The fold hands each stored event with the book before it
  * (bookEventFold); a writer turns it into rows, written byte by byte into chunks (ChunkBuffer), which
- * leave once per turn of the fold: the file streams, whatever the day holds.
+ * leave once per turn of the fold, and as soon as one is full: the file streams, whatever the day holds.
  */
 interface TardisBookWriter {
   readonly out: ChunkBuffer;
@@ -38,7 +38,13 @@ export async function* tardisBookChunks(type: Exclude<TardisDataType, 'trades'>,
   const out = writer.out;
   out.text(tardisHeader(type));
   const book = new OrderBook();
-  for await (const _turn of source(book, (event, at) => writer.visit(event, at))) yield* out.take();
+  // A full chunk asks the fold for a turn: it leaves before the next event's rows are made, so a
+  // stalled reader holds one chunk (a turn of the fold was 16,384 events, megabytes of rows).
+  const visit = (event: TimedBookEvent, at: OrderBook) => {
+    writer.visit(event, at);
+    return out.hasFull;
+  };
+  for await (const _turn of source(book, visit)) yield* out.take();
   writer.finish(book);
   yield* out.drain();
 }

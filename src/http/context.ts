@@ -14,6 +14,8 @@ export interface AppVariables {
   earliestAllowed: number;
   /** Set by the auth middleware: the last instant that can hold data, now + CLOCK_LEAD_MS (history-window.ts). */
   latestPossible: number;
+  /** A heavy request's slot (src/auth/heavy-requests.ts), held until its answer ends; released once. */
+  heavyLease?: { release(): void };
   /** Set by the replay route when the request switches to a WebSocket (the access log says 101). */
   upgraded?: true;
 }

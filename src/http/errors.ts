@@ -18,10 +18,12 @@ export const ERROR_STATUS = {
   expectation_failed: 417,
   payload_too_large: 413,
   upgrade_required: 426,
-  /** Request headers over Node's limit (16 KiB), refused by the HTTP parser before any route. */
+  /** Request headers over 16 KiB (or request line and headers over 64 KiB), refused before any route (http-server.ts). */
   header_too_large: 431,
   rate_limit_exceeded: 429,
   too_many_registrations: 429,
+  /** More heavy requests (exports, Tardis files and slices, replays) at once than the plan runs (src/auth/heavy-requests.ts). */
+  too_many_concurrent_requests: 429,
   internal_error: 500,
   payment_provider_error: 502,
   service_unavailable: 503,

@@ -19,7 +19,8 @@ export interface UpgradeHandler {
  * contract's shape, never by dropping the connection or the process.
  *   - A request @hono/node-server can turn into a fetch Request goes to the app. One it cannot (a
  *     request-target or Host that is not a URL) gets 400 `bad_request` (its errorHandler).
- *   - HTTP the parser cannot read gets 400 `bad_request`, oversized headers 431 `header_too_large`,
+ *   - HTTP the parser cannot read gets 400 `bad_request`, oversized headers 431 `header_too_large`
+ *     (header lines over 16 KiB, or a request line and headers over 64 KiB),
  *     a request not complete within `requestTimeout` 408 `request_timeout` (clientError).
  *   - `Connection: Upgrade` goes to `upgrades` (the replay), which builds its Request with
  *     upgradeRequest below and answers every other path with the app's own response.
@@ -38,8 +39,11 @@ export function createHttpServer(fetch: AppFetch, upgrades?: UpgradeHandler): Se
   });
   // Without a Host the request still reaches the app's error handler (400 bad_request, as JSON);
   // Node's own refusal has no body.
-  const server = createServer({ requireHostHeader: false }, (incoming, outgoing) => {
+  const server = createServer({ requireHostHeader: false, maxHeaderSize: MAX_HEAD_BYTES }, (incoming, outgoing) => {
     answering(incoming.socket, outgoing);
+    // Node keeps the first of several Host lines: which host was meant cannot be known (RFC 9112 §3.2: 400).
+    if (hostLines(incoming) > 1) return answerAndClose(outgoing, TWO_HOSTS(), incoming.url);
+    if (headerBytes(incoming) > MAX_HEADER_BYTES) return answerAndClose(outgoing, HEADERS_TOO_LARGE(), incoming.url);
     const scope = { clob: isClobTarget(incoming.url ?? ''), fail: () => failResponse(outgoing) };
     runInRequestScope(scope, () => void toApp(incoming, outgoing));
   });
@@ -47,7 +51,7 @@ export function createHttpServer(fetch: AppFetch, upgrades?: UpgradeHandler): Se
     if (err.code === 'ECONNRESET') return socket.destroy();
     const error =
       err.code === 'HPE_HEADER_OVERFLOW'
-        ? new ApiError('header_too_large', 'The request headers are larger than 16 KiB.')
+        ? new ApiError('header_too_large', 'The request line and headers are larger than 64 KiB (the headers alone may take 16 KiB).')
         : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? new ApiError('request_timeout', 'The request was not received in time.')
           : badRequest(`malformed HTTP (${err.code ?? 'parse error'})`);
@@ -67,10 +71,7 @@ export function createHttpServer(fetch: AppFetch, upgrades?: UpgradeHandler): Se
   });
   // `Expect: 100-continue` is met by Node; any other expectation gets its 417 in the contract's shape.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const error = new ApiError('expectation_failed', `Expect: ${String(req.headers.expect).slice(0, 64)} cannot be met; only 100-continue is.`);
-    const body = JSON.stringify(isClobTarget(req.url ?? '') ? { error: error.message } : error.body());
-    res.writeHead(error.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
-    res.end(body);
+    answerAndClose(res, new ApiError('expectation_failed', `Expect: ${String(req.headers.expect).slice(0, 64)} cannot be met; only 100-continue is.`), req.url);
   });
   // CONNECT (a proxy's method): nothing here serves it.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
@@ -81,6 +82,37 @@ export function createHttpServer(fetch: AppFetch, upgrades?: UpgradeHandler): Se
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => afterPendingResponse(socket, () => upgrades.upgrade(req, socket, head)));
   }
   return server;
+}
+
+/** An error answered before the app, in the shape of the target's base, on a connection that then closes. */
+function answerAndClose(res: ServerResponse, error: ApiError, target: string | undefined): void {
+  const body = JSON.stringify(isClobTarget(target ?? '') ? { error: error.message } : error.body());
+  res.writeHead(error.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  res.end(body);
+}
+
+/**
+ * What a request's head may hold. The parser takes 64 KiB of request line and headers together, so a
+ * long query fits (a Tardis replay slice names up to 500 assets of 77 digits in its URL: ~43 KB, issue
+ * 35); the header lines alone are held to 16 KiB, as before (431).
+ */
+const MAX_HEAD_BYTES = 64 * 1024;
+const MAX_HEADER_BYTES = 16 * 1024;
+const HEADERS_TOO_LARGE = () => new ApiError('header_too_large', 'The request headers are larger than 16 KiB.');
+
+/** The header lines as sent: each name, `: `, value and CRLF. */
+function headerBytes(req: IncomingMessage): number {
+  let n = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) n += req.rawHeaders[i].length + req.rawHeaders[i + 1].length + 4;
+  return n;
+}
+
+const TWO_HOSTS = () => badRequest('the request has more than one Host header (RFC 9112 §3.2)');
+
+function hostLines(req: IncomingMessage): number {
+  let n = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].length === 4 && req.rawHeaders[i].toLowerCase() === 'host') n++;
+  return n;
 }
 
 /** The responses each connection still owes, in request order (pipelined requests queue up). */
@@ -129,6 +161,8 @@ export function upgradeRequest(req: IncomingMessage): Request {
   const target = req.url ?? '';
   // Methods a fetch Request cannot carry (CONNECT, TRACE, TRACK): nothing here serves them.
   if (/^(CONNECT|TRACE|TRACK)$/i.test(req.method ?? '')) throw new ApiError('not_found', `Not found: ${req.method} ${redactPath(target).slice(0, 200)}`);
+  if (hostLines(req) > 1) throw TWO_HOSTS();
+  if (headerBytes(req) > MAX_HEADER_BYTES) throw HEADERS_TOO_LARGE();
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     try {

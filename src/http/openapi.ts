@@ -35,17 +35,21 @@ const ERROR_RESPONSES = {
   413: errorBody('payload_too_large: request body over 16 KiB'),
   426: errorBody('upgrade_required: a plain request to a WebSocket endpoint (the replay)'),
   429: {
-    ...errorBody('rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when'),
+    ...errorBody(
+      'rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests ' +
+        '(exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. ' +
+        'Retry-After says when',
+    ),
     headers: {
-      'Retry-After': { description: 'Seconds until the limit resets', schema: { type: 'integer' } },
+      'Retry-After': { description: 'Seconds until the limit resets (until a heavy request may have ended: 2)', schema: { type: 'integer' } },
       'X-RateLimit-Reset': { description: `On data routes. ${SEMANTICS.rateLimit}`, schema: { type: 'integer' } },
     },
   },
   500: errorBody('internal_error (extra: request_id)'),
   502: errorBody('payment_provider_error: the payment processor failed; nothing was recorded'),
   503: errorBody(
-    'service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment ' +
-      'provider is configured)',
+    'service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After ' +
+      'says when to retry (payments_unavailable on billing when no payment provider is configured)',
   ),
 } as const;
 

@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { AccountNotFoundError, StoreUnavailableError } from '../accounts/errors.js';
 import { InvoiceNotFoundError, IpnPayloadError, IpnSignatureError, PaymentProviderError, PaymentsUnavailableError } from '../billing/errors.js';
-import { EngineUnavailableError } from '../clickhouse/errors.js';
+import { EngineUnavailableError, ExportWriteError } from '../clickhouse/errors.js';
 import { errorText, log } from '../log.js';
 import { redactPath } from '../redact.js';
 import type { AppEnv } from './context.js';
@@ -19,6 +19,9 @@ import { currentRequestScope } from './request-scope.js';
  * headers (`Retry-After`) are the same either way.
  */
 export function renderError(err: Error, c: Context<AppEnv>, body: (e: ApiError) => object = (e) => e.body()): Response {
+  if (err instanceof ExportWriteError) {
+    log.error('export failed', { request_id: c.get('requestId'), path: redactPath(c.req.path), status: 503, error: err.message });
+  }
   const known = apiErrorOf(err);
   if (known) return send(c, known, body);
   if (c.req.raw.signal?.aborted) {
@@ -49,6 +52,14 @@ export function apiErrorOf(err: Error): ApiError | null {
   if (err instanceof ApiError) return err;
   if (err instanceof EngineUnavailableError) return serviceUnavailable('ClickHouse');
   if (err instanceof StoreUnavailableError) return serviceUnavailable('The account store');
+  if (err instanceof ExportWriteError) {
+    return new ApiError(
+      'service_unavailable',
+      'The export file could not be written on the server (its disk refused it); retry shortly.',
+      {},
+      { 'Retry-After': '5' },
+    );
+  }
   // Only reachable when the account behind an authenticated key vanished mid-request: the key is dead.
   if (err instanceof AccountNotFoundError) return new ApiError('invalid_api_key', 'The account of this API key no longer exists.');
   if (err instanceof PaymentProviderError) return new ApiError('payment_provider_error', err.message);

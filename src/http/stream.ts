@@ -3,6 +3,10 @@ import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import type { Context } from 'hono';
+import { LoopBreaks } from '../event-loop.js';
+import { log } from '../log.js';
+import { metrics } from '../metrics.js';
+import { redactPath } from '../redact.js';
 import { acceptedEncodings } from './accept-encoding.js';
 
 /**
@@ -78,10 +82,28 @@ export async function streamResponse(c: Context, source: Readable, options: Stre
   // Headers middleware prepared (request id, rate limits) go out with ours.
   c.res.headers.forEach((value, name) => (headers[name] ??= value));
   outgoing.writeHead(200, headers);
-  void writeTo(outgoing, body(), source);
+  void writeTo(outgoing, body(), source, (err) =>
+    log.error('stream aborted', { request_id: c.get('requestId'), path: redactPath(c.req.path), status: 200, error: (err as Error).message }),
+  );
   // Tells @hono/node-server the response is being written already.
   return new Response(null, { headers: { 'x-hono-already-sent': '1' } });
 }
+
+/**
+ * Responses whose stream the service aborted after their headers (a failed engine read): not
+ * delivered, though the client may have taken most of the bytes (response-end.ts).
+ */
+export const abortedByService = new WeakSet<ServerResponse>();
+
+/** Streamed bodies being written to a socket, and those of them waiting for their client to take bytes. */
+let streamsOpen = 0;
+let streamsWaiting = 0;
+metrics.gauge('tickhouse_http_streams_open', 'Streamed response bodies (exports, pages, Tardis files) being written', () => streamsOpen);
+metrics.gauge(
+  'tickhouse_http_streams_waiting',
+  'Streamed response bodies waiting for their client to take what was sent (a slow or stalled reader): each holds a bounded amount',
+  () => streamsWaiting,
+);
 
 /** Resolves when the socket wants more, or is gone; leaves no listener behind. */
 function drained(out: ServerResponse): Promise<void> {
@@ -96,19 +118,40 @@ function drained(out: ServerResponse): Promise<void> {
   });
 }
 
-/** The one loop from the engine to the socket: write, and wait for 'drain' when the socket is full. */
-async function writeTo(out: ServerResponse, body: AsyncGenerator<Buffer>, source: Readable): Promise<void> {
+/**
+ * The one loop from the engine to the socket: write, and wait for 'drain' when the socket is full. A
+ * failure aborts the transfer (the client sees it cut, never a clean end), after `failed` logged it.
+ * A client that keeps up never makes it wait, and a body made in JS (a Tardis slice, a book dataset)
+ * would then be made and sent as one run of microtasks: every few ms it waits for a turn instead.
+ */
+async function writeTo(out: ServerResponse, body: AsyncGenerator<Buffer>, source: Readable, failed: (err: unknown) => void): Promise<void> {
   const gone = () => source.destroy();
   out.once('close', gone);
+  streamsOpen++;
+  const breaks = new LoopBreaks();
   try {
     for await (const chunk of body) {
+      if (breaks.due()) await breaks.turn();
       if (out.destroyed) return;
-      if (chunk.length > 0 && !out.write(chunk)) await drained(out);
+      if (chunk.length > 0 && !out.write(chunk)) {
+        streamsWaiting++;
+        try {
+          await drained(out);
+        } finally {
+          streamsWaiting--;
+        }
+      }
     }
     out.end();
   } catch (err) {
+    // A client gone first is no failure of ours (its 'close' destroyed the source, which ended the loop).
+    if (!out.destroyed) {
+      abortedByService.add(out);
+      failed(err);
+    }
     out.destroy(err as Error);
   } finally {
+    streamsOpen--;
     out.off('close', gone);
     source.destroy();
     await body.return(undefined);

@@ -88,12 +88,15 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps, books
         }
       },
     };
+    const message = c.req.valid('json');
+    const malformed = malformedToolCall(message);
+    if (malformed) return c.json(malformed, 200) as never;
     const server = buildMcpServer(tools, caller);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     transport.onerror = (err) => log.debug('mcp transport', { request_id: caller.requestId, error: err.message });
     await server.connect(transport);
     try {
-      const res = await transport.handleRequest(mcpRequest(c), { parsedBody: c.req.valid('json') });
+      const res = await transport.handleRequest(mcpRequest(c), { parsedBody: message });
       if (res.status >= 400) throw await transportError(res, caller.requestId);
       const headers = new Headers(res.headers);
       for (const [name, value] of Object.entries(counted.headers ?? {})) headers.set(name, value);
@@ -106,6 +109,25 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps, books
   app.all(MCP_PATH, () => {
     throw new ApiError('method_not_allowed', NOT_ALLOWED, {}, { Allow: 'POST' });
   });
+}
+
+/**
+ * A tools/call whose `name` is not text or whose `arguments` are not an object (an array, a string):
+ * the SDK would refuse it as an internal error (-32603) with its validator's dump as the message. It
+ * is a call with invalid params (JSON-RPC -32602), named as the REST API names a bad parameter
+ * (docs/MCP.md §4); nothing ran, so nothing is counted.
+ */
+function malformedToolCall(message: z.infer<typeof JsonRpcMessage>) {
+  if (message.method !== 'tools/call' || message.id === undefined) return null;
+  const { name, arguments: args } = message.params ?? {};
+  const param =
+    typeof name !== 'string' ? 'name' : args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)) ? 'arguments' : null;
+  if (!param) return null;
+  const why =
+    param === 'name'
+      ? 'name must be the name of a tool, as tools/list gives it'
+      : 'arguments must be an object of the tool’s arguments by name, e.g. {"asset_id": "…"}';
+  return { jsonrpc: '2.0' as const, id: message.id, error: { code: -32602, message: `Invalid params: ${why}`, data: { error: 'invalid_parameter', param } } };
 }
 
 /**

@@ -94,6 +94,23 @@ export function forwardQuery(assetId: string, from: { ms: number; seq: number },
   return { sql: FORWARD_SQL, params: { asset_id: assetId, from_ms: from.ms, from_seq: from.seq, to: clampTime(to), usual_market: usualMarket } };
 }
 
+/**
+ * How many milliseconds of [start, end] have book events (the rows of a book dataset without a grid),
+ * counting no further than {limit}: the DISTINCT stops reading once it has that many, so a bound is
+ * checked at the cost of the rows under it.
+ */
+const BOOK_INSTANTS_SQL = `
+SELECT count() AS n FROM (
+  SELECT DISTINCT t FROM book_events
+  WHERE asset_id = {asset_id:String} AND t >= fromUnixTimestamp64Milli({start:Int64}, 'UTC') AND t <= fromUnixTimestamp64Milli({end:Int64}, 'UTC')
+  LIMIT {limit:UInt64})`;
+
+export async function bookInstants(engine: Engine, q: { assetId: string; start: number; end: number; limit: number }, signal?: AbortSignal): Promise<number> {
+  const params = { asset_id: q.assetId, start: clampTime(q.start), end: clampTime(q.end), limit: q.limit };
+  const [[n]] = await engine.compactRows<[number]>(BOOK_INSTANTS_SQL, { params, signal });
+  return n;
+}
+
 /** The exchange's own snapshots (`book` events, not checkpoints) in [since, until], ascending, at most `depth` levels per side. */
 const SNAPSHOTS_SQL = `
 SELECT market, toUnixTimestamp64Milli(t) AS timestamp, arraySlice(bids, 1, {depth:UInt32}) AS bids, arraySlice(asks, 1, {depth:UInt32}) AS asks

@@ -38,6 +38,8 @@ metrics.gauge(
 interface Accepted {
   params: ReplayParams;
   requestId: string;
+  /** The account's slot for a heavy request (src/auth/heavy-requests.ts): held until the connection ends. */
+  lease?: { release(): void };
 }
 
 /**
@@ -96,6 +98,9 @@ export class ReplayServer implements UpgradeHandler {
     const response = await this.deps.fetch(request, { incoming: req, outgoing: undefined });
     const accepted = this.handshakes.get(request);
     if (!accepted) return writeRawResponse(socket, response, req.method === 'HEAD');
+    // However the connection ends (the replay over, the client gone, a handshake ws refused).
+    if (accepted.lease) socket.once('close', accepted.lease.release);
+    if (socket.destroyed) accepted.lease?.release();
     const headers: string[] = [];
     response.headers.forEach((value, name) => {
       if (name !== 'content-type' && name !== 'content-length') headers.push(`${name}: ${value}`);

@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import type { BookReader } from '../book-history/port.js';
 import type { Engine } from '../clickhouse/engine.js';
+import { LoopBreaks } from '../event-loop.js';
 import { errorText, log } from '../log.js';
 import { MAX_ASSETS, parseClientMessage } from './client-messages.js';
 import { type ReplayMessage, replayMessages } from './store-read.js';
@@ -86,6 +87,12 @@ export class ReplaySession {
   private index = 0;
   private wake: () => void = NOTHING_TO_WAKE;
   private closed = false;
+  /**
+   * At `max` a client that keeps up is sent batch after batch as microtasks: a whole read window
+   * (tens of thousands of messages, hundreds of ms) before the loop saw a socket again. Every few ms
+   * the session waits for a turn instead (src/event-loop.ts; issue 35: /healthz behind replays).
+   */
+  private readonly breaks = new LoopBreaks();
   /** Aborted when the connection ends: cancels book reads in flight. */
   private readonly lifetime = new AbortController();
 
@@ -157,6 +164,7 @@ export class ReplaySession {
         await this.interruptible(new Promise<never>(() => {}));
         continue;
       }
+      if (this.breaks.due()) await this.breaks.turn();
       if (this.index < this.batch.length) {
         await this.sendBatch();
         continue;

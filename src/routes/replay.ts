@@ -1,6 +1,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { TypedResponse } from 'hono';
+import { handOverHeavyLease } from '../auth/heavy-requests.js';
 import { checkHistoryWindow, existingEnd } from '../auth/history-window.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError } from '../http/errors.js';
@@ -54,7 +55,7 @@ export function registerReplayRoutes(app: OpenAPIHono<AppEnv>, replay: ReplaySer
     const q = c.req.valid('query');
     checkHistoryWindow(c, { explicitStart: q.from });
     const params = { from: q.from, to: existingEnd(c, q.to), speed: q.speed ?? 1 };
-    if (!replay.accept(c.req.raw, { params, requestId: c.get('requestId') })) {
+    if (!replay.accept(c.req.raw, { params, requestId: c.get('requestId'), lease: c.get('heavyLease') })) {
       throw new ApiError(
         'upgrade_required',
         'This endpoint is a WebSocket: connect with a WebSocket client (Upgrade: websocket).',
@@ -62,6 +63,8 @@ export function registerReplayRoutes(app: OpenAPIHono<AppEnv>, replay: ReplaySer
         { Upgrade: 'websocket' },
       );
     }
+    // The connection holds the plan's slot from here on: the replay server releases it when it ends.
+    handOverHeavyLease(c);
     c.set('upgraded', true);
     return switchingProtocols(c.body(null, 200));
   });

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { checkHistoryWindow, completeBefore } from '../auth/history-window.js';
 import { bookEventFold } from '../book-history/event-fold.js';
 import type { AppDeps } from '../deps.js';
@@ -70,6 +71,16 @@ const datasetRoute = createRoute({
   },
 });
 
+/** True when the plan's window holds no finished day (free: today only): no file can ever be served to it. */
+function noDayFiles(c: Context<AppEnv>): boolean {
+  const lastFinishedDay = Math.floor(completeBefore(c) / DAY) * DAY - DAY;
+  return c.get('earliestAllowed') > lastFinishedDay;
+}
+
+const noFilesForPlan = (plan: string) =>
+  `Your plan (${plan}) reads today only, so it downloads no day files: replay today’s finished minutes with /v1/tardis/data-feeds, or export ` +
+  'them with /v1/ticks/export; a paid plan downloads every finished day of its window.';
+
 export function registerTardisDatasetsRoute(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   app.openapi(datasetRoute, async (c) => {
     const p = c.req.valid('param');
@@ -77,7 +88,8 @@ export function registerTardisDatasetsRoute(app: OpenAPIHono<AppEnv>, deps: AppD
     const end = start + DAY;
     checkHistoryWindow(c, { explicitStart: start });
     if (end > completeBefore(c)) {
-      throw invalidParameter('day', `${utcDay(start)} is not complete yet: a day's file is served once the day ended a minute ago`);
+      const why = `${utcDay(start)} is not complete yet: a day's file is served once the day ended a minute ago`;
+      throw invalidParameter('day', noDayFiles(c) ? `${why}. ${noFilesForPlan(c.get('effective').plan)}` : why);
     }
     const signal = c.req.raw.signal;
     const assetId = p.file;

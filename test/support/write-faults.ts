@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -17,4 +18,20 @@ export function breakAccountWrites(dataDir: string, errno: 'ENOSPC' | 'EACCES'):
     symlinkSync(errno === 'ENOSPC' ? '/dev/full' : '/proc/sys/kernel/ostype', file);
   }
   return () => files.forEach((file) => rmSync(file, { force: true }));
+}
+
+/**
+ * A disk that refuses every write of a running process (issue 35): its soft RLIMIT_FSIZE becomes
+ * `bytes` (prlimit(1): no privilege is needed to lower a limit of one's own child), so a write past that
+ * offset fails with EFBIG, as one on a full disk fails with ENOSPC: the kernel refuses it, whoever
+ * writes (the engine's own writer included). Node ignores the SIGXFSZ that comes with it. Returns the
+ * repair.
+ */
+export function refuseFileWrites(pid: number, bytes = 0): () => void {
+  const set = (limit: string) => {
+    const r = spawnSync('prlimit', ['--pid', String(pid), `--fsize=${limit}:`], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`prlimit failed (${r.status}): ${r.stderr || r.error?.message}`);
+  };
+  set(String(bytes));
+  return () => set('unlimited');
 }

@@ -164,6 +164,38 @@ def test_429_too_many_registrations_carries_the_limit(redis_service: tuple[Servi
     assert e.retry_after is not None and 0 < e.retry_after <= 3600
 
 
+def test_429_too_many_concurrent_requests_is_retried_then_raised(redis_service: tuple[Service, RedisServer, str], tmp_path: Any) -> None:
+    """A free key runs one heavy request at a time, counted in Redis (issue 35): a replay WebSocket
+    holds the slot; an export meanwhile is retried, then raised; once the replay ends it goes through."""
+    service, _, _ = redis_service
+    started(service)
+    key = create_account(service.env, "free")
+    now = int(time.time() * 1000)
+    midnight = now - now % 86_400_000
+    replay = socket.create_connection(("127.0.0.1", service.port))
+    try:
+        replay.sendall(
+            (
+                f"GET /v1/replay/market?from={midnight}&to={now}&speed=1&key={key} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+            ).encode()
+        )
+        assert replay.recv(4096).startswith(b"HTTP/1.1 101 ")
+        with tickhouse.Client(service.url, key, retries=2, max_backoff=0.1) as c:
+            with pytest.raises(tickhouse.TooManyConcurrentRequests) as raised:
+                c.export("1001", midnight, now, tmp_path / "refused.csv")
+            assert c.me()["requests_today"] == 1  # the replay only: refusals are not counted
+        e = raised.value
+        assert (e.status, e.code, e.limit, e.plan, e.retry_after) == (429, "too_many_concurrent_requests", 1, "free", 2)
+        assert not (tmp_path / "refused.csv").exists()
+    finally:
+        replay.close()
+    with tickhouse.Client(service.url, key, retries=20, max_backoff=0.5) as c:
+        done = c.export("1001", midnight, now, tmp_path / "after.csv")
+        assert done.path.read_text().startswith("timestamp,event_type,side,")
+        assert c.me()["requests_today"] == 2
+
+
 def test_503_payments_unavailable_is_raised_at_once(redis_service: tuple[Service, RedisServer, str]) -> None:
     # With REDIS_URL and no provider the service takes no payments: a 503 that lasts, never retried.
     service, _, key = redis_service

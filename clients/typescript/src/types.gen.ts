@@ -509,7 +509,7 @@ export type RegisterErrors = {
      */
     413: Error;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -517,7 +517,7 @@ export type RegisterErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -553,7 +553,7 @@ export type GetAccountErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -593,7 +593,7 @@ export type RegenerateKeyErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -631,7 +631,7 @@ export type GetBillingStatusErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -695,7 +695,7 @@ export type SubscribeErrors = {
      */
     502: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -760,7 +760,7 @@ export type ReceivePaymentNotificationErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -806,7 +806,7 @@ export type GetSandboxInvoiceErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -849,7 +849,7 @@ export type PaySandboxInvoiceErrors = {
      */
     502: string;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -880,7 +880,7 @@ export type ListMarketsErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -922,7 +922,7 @@ export type GetMarketStatsErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -973,7 +973,7 @@ export type GetOrderBookErrors = {
      */
     404: NotFound;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -981,7 +981,7 @@ export type GetOrderBookErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1037,7 +1037,7 @@ export type GetOrderBookRangeErrors = {
      */
     403: Error;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -1045,7 +1045,7 @@ export type GetOrderBookRangeErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1095,7 +1095,7 @@ export type GetPriceErrors = {
      */
     404: NotFound;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -1103,7 +1103,7 @@ export type GetPriceErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1155,7 +1155,7 @@ export type GetPricesHistoryErrors = {
      */
     403: Error;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -1163,7 +1163,7 @@ export type GetPricesHistoryErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1228,7 +1228,7 @@ export type GetExecutionPriceErrors = {
      */
     404: NotFound;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -1236,7 +1236,7 @@ export type GetExecutionPriceErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1860,7 +1860,7 @@ export type ReplayMarketErrors = {
      */
     426: Error;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -1868,7 +1868,7 @@ export type ReplayMarketErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1912,7 +1912,7 @@ export type ExportOrderbookErrors = {
      */
     403: Error;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -1920,7 +1920,7 @@ export type ExportOrderbookErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -1971,7 +1971,7 @@ export type GetTicksErrors = {
      */
     403: Error;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -1979,7 +1979,7 @@ export type GetTicksErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -2033,7 +2033,7 @@ export type ExportTicksErrors = {
      */
     403: Error;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -2041,7 +2041,7 @@ export type ExportTicksErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -2084,7 +2084,7 @@ export type GetCandlesErrors = {
      */
     403: Error;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -2092,7 +2092,7 @@ export type GetCandlesErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -2140,7 +2140,7 @@ export type GetCoverageErrors = {
      */
     403: Error;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -2148,7 +2148,7 @@ export type GetCoverageErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -2195,7 +2195,7 @@ export type GetInstrumentErrors = {
      */
     404: NotFound;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -2203,7 +2203,7 @@ export type GetInstrumentErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -2247,7 +2247,7 @@ export type McpErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -2298,7 +2298,7 @@ export type GetTardisDatasetErrors = {
      */
     403: Error;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -2306,7 +2306,7 @@ export type GetTardisDatasetErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };
@@ -2359,7 +2359,7 @@ export type GetTardisDataFeedErrors = {
      */
     403: Error;
     /**
-     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
+     * rate_limit_exceeded (extra: limit, plan) on data routes; too_many_concurrent_requests (extra: limit, plan) when the plan’s heavy requests (exports, Tardis files and slices, replays) are all running, not counted; too_many_registrations (extra: limit) on POST /v1/register. Retry-After says when
      */
     429: Error;
     /**
@@ -2367,7 +2367,7 @@ export type GetTardisDataFeedErrors = {
      */
     500: Error;
     /**
-     * service_unavailable: ClickHouse or the account store is unreachable; Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
+     * service_unavailable: ClickHouse or the account store is unreachable, or an export file could not be written (before its first byte); Retry-After says when to retry (payments_unavailable on billing when no payment provider is configured)
      */
     503: Error;
 };

@@ -26,6 +26,8 @@ export const ERROR_CODES: Record<string, { status: number; extra: string[] }> = 
   method_not_allowed: { status: 405, extra: [] },
   rate_limit_exceeded: { status: 429, extra: ['limit', 'plan'] },
   too_many_registrations: { status: 429, extra: ['limit'] },
+  // Issue 35: an account's heavy requests (exports, Tardis files and slices, replays) beyond its plan's.
+  too_many_concurrent_requests: { status: 429, extra: ['limit', 'plan'] },
   payment_provider_error: { status: 502, extra: [] },
   service_unavailable: { status: 503, extra: [] },
   payments_unavailable: { status: 503, extra: [] },

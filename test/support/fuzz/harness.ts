@@ -1,9 +1,11 @@
+import { metricValue } from '../stalled-reader.js';
 import { contractViolations, KEY_SHAPE, type SentRequest } from './contract.js';
 import { type FramingCase, framingCase, framingEnumeration } from './framing-cases.js';
 import { type Exchange, exchange, header, healthz } from './raw-http.js';
 import { caseRng } from './rng.js';
 import { type Domain, enumeration, type OpenApiDocument, type Operation, operationsOf, requestBytes, type Size, schemaCase } from './schema-cases.js';
 import type { FuzzService } from './service.js';
+import { STALLED_KINDS, stalledCase } from './stalled-cases.js';
 import { WS_KINDS, wsCase } from './ws-cases.js';
 
 /**
@@ -14,7 +16,7 @@ import { WS_KINDS, wsCase } from './ws-cases.js';
  * the service is restarted so the run goes on. Cases are reproducible: case i of a category depends
  * only on (seed, category, i).
  */
-export const CATEGORIES = ['schema', 'framing', 'websocket'] as const;
+export const CATEGORIES = ['schema', 'framing', 'websocket', 'stalled'] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 /**
@@ -51,7 +53,19 @@ export const RSS_PER_HELD_CONNECTION = 2 * 2 ** 20;
  */
 export const RSS_CASE_SLACK = 64 * 2 ** 20;
 
-export type FindingKind = 'crash' | 'hang' | 'slow-healthz' | 'rss' | '5xx' | 'shape' | 'key-echo' | 'key-in-log' | 'future-rows' | 'no-answer' | 'websocket';
+export type FindingKind =
+  | 'crash'
+  | 'hang'
+  | 'slow-healthz'
+  | 'rss'
+  | '5xx'
+  | 'shape'
+  | 'key-echo'
+  | 'key-in-log'
+  | 'future-rows'
+  | 'no-answer'
+  | 'websocket'
+  | 'export';
 
 export interface Finding {
   category: Category;
@@ -161,10 +175,10 @@ export class FuzzHarness {
   /**
    * The cases of `npm test` per category: the schema's core enumeration, the framing enumeration and
    * 70 random framing cases after it (every 7th a pipelined burst or a slow partial request), each
-   * WebSocket kind once. `npm run fuzz` runs 10× this by default.
+   * WebSocket kind once, each stalled export and the full disk once. `npm run fuzz` runs 10× this by default.
    */
   testCases(): Record<Category, number> {
-    return { schema: this.schemaEnumeration('core'), framing: framingEnumeration().length + 70, websocket: WS_KINDS };
+    return { schema: this.schemaEnumeration('core'), framing: framingEnumeration().length + 70, websocket: WS_KINDS, stalled: STALLED_KINDS };
   }
 
   async run(options: FuzzOptions): Promise<FuzzReport> {
@@ -177,7 +191,12 @@ export class FuzzHarness {
     this.healthzBound = Math.max(HEALTHZ_MS, 20 * (await this.healthzMedian()));
     const report: FuzzReport = {
       seed: options.seed,
-      stats: { schema: { cases: 0, findings: 0 }, framing: { cases: 0, findings: 0 }, websocket: { cases: 0, findings: 0 } },
+      stats: {
+        schema: { cases: 0, findings: 0 },
+        framing: { cases: 0, findings: 0 },
+        websocket: { cases: 0, findings: 0 },
+        stalled: { cases: 0, findings: 0 },
+      },
       findings: [],
       crashes: 0,
       hangs: 0,
@@ -285,6 +304,9 @@ export class FuzzHarness {
           }
         }
         await outcome.release().catch(() => {});
+        // The plan's slots of the case's exports and replays are free before the next case (they go once
+        // the server has seen each connection end, a moment after the client did).
+        await this.heavyRequestsEnded();
         for (const v of outcome.afterRelease?.() ?? []) if (!(stuck && v.kind === 'no-answer')) add(category, index, outcome.description, v.kind, v.detail);
         if (stuck) add(category, index, outcome.description, stuck.kind, stuck.detail);
         // Dead, hung or over the memory bound: a fresh process (on the same data) for the next case.
@@ -358,6 +380,15 @@ export class FuzzHarness {
     return null;
   }
 
+  /** Until no request holds a slot of its plan (tickhouse_heavy_requests 0), for at most 10 s. */
+  private async heavyRequestsEnded(): Promise<void> {
+    for (const deadline = performance.now() + 10_000; performance.now() < deadline && !this.service.exited(); ) {
+      const held = await metricValue(this.service.port, 'tickhouse_heavy_requests').catch(() => 0);
+      if (!(held > 0)) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   private domain(): Domain {
     return {
       now: Date.now(),
@@ -372,6 +403,7 @@ export class FuzzHarness {
     const rng = caseRng(seed, category, index);
     if (category === 'schema') return this.schema(index, rng, size);
     if (category === 'framing') return this.framing(index, rng);
+    if (category === 'stalled') return this.stalled(index);
     return this.websocket(index, rng, size === 'full');
   }
 
@@ -482,6 +514,26 @@ export class FuzzHarness {
       held: c.connections,
       release: async () => exchanges.forEach((x) => x.close()),
       afterRelease: () => check(exchanges),
+    };
+  }
+
+  private async stalled(index: number): Promise<CaseOutcome> {
+    const d = this.domain();
+    const o = await stalledCase(index, {
+      port: this.service.port,
+      pid: this.service.pid,
+      unlimitedKey: this.unlimitedKey,
+      assets: d.assets,
+      first: d.first,
+      last: d.last,
+      now: d.now,
+    });
+    return {
+      description: o.description,
+      violations: o.violations.map((detail) => ({ kind: 'export' as const, detail })),
+      held: o.held,
+      release: o.release,
+      afterRelease: () => (o.afterRelease?.() ?? []).map((detail) => ({ kind: 'export' as const, detail })),
     };
   }
 

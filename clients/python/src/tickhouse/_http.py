@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from .errors import ConnectionFailed, ConnectionLost, ServiceUnavailable, TransportError, error_from_response
+from .errors import ConnectionFailed, ConnectionLost, ServiceUnavailable, TooManyConcurrentRequests, TransportError, error_from_response
 
 # Failures where the request never reached the service: safe to send again whatever the method.
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
@@ -98,9 +98,10 @@ class Transport:
                 finally:
                     response.close()
                 error = error_from_response(response.status_code, content, response.headers)
-                # Only service_unavailable means "retry shortly"; every other error (a daily 429, or
+                # Only service_unavailable and too_many_concurrent_requests (a slot frees when another
+                # request of the account ends) mean "retry shortly"; every other error (a daily 429, or
                 # payments_unavailable, a 503 that lasts until the operator configures payments) is final.
-                if not isinstance(error, ServiceUnavailable) or attempt >= self.retries:
+                if not isinstance(error, (ServiceUnavailable, TooManyConcurrentRequests)) or attempt >= self.retries:
                     raise error
                 if error.retry_after is not None:
                     time.sleep(min(float(error.retry_after), self.max_backoff))

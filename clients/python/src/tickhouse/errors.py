@@ -205,6 +205,28 @@ class TooManyRegistrations(_RetryAfter):
         return value if isinstance(value, int) else None
 
 
+class TooManyConcurrentRequests(_RetryAfter):
+    """429 ``too_many_concurrent_requests``: the plan's heavy requests (exports, Tardis files and slices,
+    replays) are all running; one more may start once one of them ends.
+
+    Retried (``retries``, honouring ``Retry-After``) before it is raised.
+    """
+
+    code = "too_many_concurrent_requests"
+
+    @property
+    def limit(self) -> int | None:
+        """Heavy requests the plan runs at once."""
+        value = self.detail.get("limit")
+        return value if isinstance(value, int) else None
+
+    @property
+    def plan(self) -> str | None:
+        """The account's plan."""
+        value = self.detail.get("plan")
+        return value if isinstance(value, str) else None
+
+
 class InternalError(ApiError):
     """500 ``internal_error``: a bug in the service; quote ``request_id`` when reporting it."""
 
@@ -286,6 +308,7 @@ ERROR_CLASSES: dict[str, type[ApiError]] = {
     "header_too_large": HeaderTooLarge,
     "rate_limit_exceeded": RateLimitExceeded,
     "too_many_registrations": TooManyRegistrations,
+    "too_many_concurrent_requests": TooManyConcurrentRequests,
     "internal_error": InternalError,
     "payment_provider_error": PaymentProviderError,
     "service_unavailable": ServiceUnavailable,
@@ -307,6 +330,7 @@ ERROR_STATUS: dict[str, int] = {
     "header_too_large": 431,
     "rate_limit_exceeded": 429,
     "too_many_registrations": 429,
+    "too_many_concurrent_requests": 429,
     "internal_error": 500,
     "payment_provider_error": 502,
     "service_unavailable": 503,
