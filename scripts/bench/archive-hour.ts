@@ -101,8 +101,7 @@ export async function ensureArchiveHour(root: string, o: ArchiveOptions, log: (l
 }
 
 /** A decimal from integer units: exact (a Float64 cast would turn 0.57 into 0.5699). */
-const decimal = (units: string, scale: number, precision: number) =>
-  `(CAST(${units} AS Decimal(${precision}, ${scale})) / ${10 ** (scale === 4 ? 2 : 6)})`;
+const decimal = (units: string, scale: number, precision: number) => `(CAST(${units} AS Decimal(${precision}, ${scale})) / ${10 ** (scale === 4 ? 2 : 6)})`;
 /** Cents (integer) as pmxt's Decimal(9,4) price. */
 const cents = (x: string) => decimal(x, 4, 9);
 /** Micro-shares (integer) as pmxt's Decimal(18,6) size. */
@@ -156,8 +155,8 @@ function pmxtRowsSql(o: ArchiveOptions): string {
   const hashHex = (n: number) => `lower(hex(cityHash64(k, j, ${n})))`;
   return `
   SELECT
-    fromUnixTimestamp64Milli(toInt64(received), 'UTC') AS timestamp_received,
-    fromUnixTimestamp64Milli(toInt64(received - 1 - cityHash64(k, j, 12) % 30), 'UTC') AS timestamp,
+    fromUnixTimestamp64Milli(toInt64(assumeNotNull(received)), 'UTC') AS timestamp_received,
+    fromUnixTimestamp64Milli(toInt64(assumeNotNull(received) - 1 - cityHash64(k, j, 12) % 30), 'UTC') AS timestamp,
     market,
     kind AS event_type,
     asset_id,
@@ -257,10 +256,12 @@ async function build(dir: string, o: ArchiveOptions): Promise<ArchiveHour> {
       SETTINGS max_threads = 1, output_format_parquet_row_group_size = 1048576, output_format_parquet_compression_method = 'zstd',
                output_format_compression_level = 9, output_format_parquet_write_bloom_filter = 0`);
     const file = `file('${pmxt}', Parquet)`;
-    const [stats] = (await run(
-      `SELECT count(), uniqExact(asset_id), countIf(event_type = 'book'), countIf(event_type = 'price_change'), countIf(event_type = 'last_trade_price'),
+    const [stats] = (
+      await run(
+        `SELECT count(), uniqExact(asset_id), countIf(event_type = 'book'), countIf(event_type = 'price_change'), countIf(event_type = 'last_trade_price'),
          countIf(event_type = 'tick_size_change'), (SELECT asset_id FROM (${tokensSql(o)}) WHERE busy), (SELECT sum(e) FROM (${tokensSql(o)})) FROM ${file}`,
-    ))
+      )
+    )
       .text()
       .trim()
       .split('\n')

@@ -5,7 +5,7 @@ import type { Engine } from '../clickhouse/engine.js';
 import { splitLines } from '../clickhouse/lines.js';
 import { type GammaMarket, parseGammaMarkets } from './gamma.js';
 import { openDecompressed } from './import/sources.js';
-import { fileSeq, Normalizer, type NormalizerStats } from './normalizer.js';
+import { fileSeq, Normalizer, type NormalizerStats, type RowSink } from './normalizer.js';
 import { BatchWriter, type WriterStats } from './writer.js';
 
 export interface ReplayProgress {
@@ -25,6 +25,8 @@ export interface ReplayOptions {
   markets?: readonly GammaMarket[];
   batchRows?: number;
   checkpoints?: CheckpointPolicy | false;
+  /** When given, counts each asset's events (ticks and market events) into it (the import ledger's figures). */
+  perAsset?: Map<string, number>;
   /** Called at most every `progressEveryMs` (default 2000) while lines are read. */
   onProgress?: (progress: ReplayProgress) => void;
   progressEveryMs?: number;
@@ -46,7 +48,8 @@ export interface ReplaySummary {
 export async function replayLines(engine: Engine, lines: AsyncIterable<string> | Iterable<string>, opts: ReplayOptions): Promise<ReplaySummary> {
   const started = performance.now();
   const writer = new BatchWriter(engine, { sourceId: opts.sourceId, batchRows: opts.batchRows });
-  const normalizer = new Normalizer(writer, { seq: fileSeq(opts.sourceId), checkpoints: opts.checkpoints });
+  const sink = opts.perAsset ? countingSink(writer, opts.perAsset) : writer;
+  const normalizer = new Normalizer(sink, { seq: fileSeq(opts.sourceId), checkpoints: opts.checkpoints });
   const gamma = parseGammaMarkets(opts.markets ?? []);
   normalizer.addMarkets(gamma.rows);
 
@@ -71,6 +74,25 @@ export async function replayLines(engine: Engine, lines: AsyncIterable<string> |
   }
   await writer.flush();
   return { sourceId: opts.sourceId, normalizer: normalizer.stats, writer: writer.stats, invalidMarkets: gamma.invalid, elapsedMs: performance.now() - started };
+}
+
+/** The writer, with each tick and market event counted for its asset on the way. */
+function countingSink(writer: BatchWriter, counts: Map<string, number>): RowSink {
+  const count = (asset: string) => counts.set(asset, (counts.get(asset) ?? 0) + 1);
+  return {
+    tick: (r) => {
+      count(r.asset_id);
+      writer.tick(r);
+    },
+    marketEvent: (r) => {
+      count(r.asset_id);
+      writer.marketEvent(r);
+    },
+    snapshot: (r) => writer.snapshot(r),
+    market: (r) => writer.market(r),
+    bookCheck: (r) => writer.bookCheck(r),
+    capture: (r) => writer.capture(r),
+  };
 }
 
 export interface ReplayFileOptions {
@@ -125,7 +147,12 @@ export async function frameFileSourceId(path: string): Promise<string> {
 
 /** Reads a Gamma `/markets` answer; throws when it is not a JSON array. */
 export async function readGammaFile(path: string): Promise<GammaMarket[]> {
-  const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`${path}: ${err instanceof SyntaxError ? 'not JSON' : 'cannot be read'} (${(err as Error).message})`);
+  }
   if (!Array.isArray(parsed)) throw new Error(`${path}: expected a JSON array of Gamma market objects`);
   return parsed as GammaMarket[];
 }

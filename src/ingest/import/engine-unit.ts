@@ -1,0 +1,340 @@
+import { randomUUID } from 'node:crypto';
+import type { Engine, QueryParams } from '../../clickhouse/engine.js';
+import type { CaptureRow } from '../../clickhouse/rows.js';
+import { totalRows } from '../frame-files.js';
+import { BatchWriter } from '../writer.js';
+import { type BookState, type BookStates, freshState } from './book-states.js';
+import { FoldRowDecoder, foldColumns, KIND_CHANGE } from './events.js';
+import { BookPass, type FoldAsset } from './fold.js';
+import { firstRowToWrite, type Job, jobFilterSql, type LedgerEntry, readLedger, resolveUnit, writeLedger, writeLedgerAssets } from './ledger.js';
+import type { ImportProblem } from './problems.js';
+
+/**
+ * One unit of an engine import (a pmxt hour, a Tardis day and symbol; docs/INGEST.md §6): the engine
+ * reads the file into events (events.ts); the ticks of changes that state their best bid and ask go
+ * straight from the file into `ticks` in one INSERT … SELECT (`bulk`), while the book pass (fold.ts)
+ * reads every event as RowBinary and writes the rest through the batch writer. Both run at once.
+ *
+ * Idempotence (docs/INGEST.md §6.5): the ledger says which rows are there already (ledger.ts); the
+ * insert reads the file in order on one thread, so a rerun after a kill makes the same blocks, which
+ * the engine drops where they were stored (as it drops the writer's batches by their tokens).
+ */
+
+/** seq = seqBase + n; the last values of a unit's range go to its capture records (coverage). */
+export const UNIT_SEQ_SPAN = 2 ** 32;
+const CAPTURE_SEQ = { source_missing: -5, start: -4, subscribe: -3, open: -2, stop: -1 } as const;
+
+/** Where and how a unit's events are read (pmxt.ts, tardis.ts). */
+export interface OpenedSource {
+  /** SQL of the events (events.ts columns). */
+  events: string;
+  params: QueryParams;
+  /** SETTINGS for every query reading `events`. */
+  settings: string;
+  /** Where an unusable row is, for a problem (`row group g, row r`; `line n`), with the file it is in. */
+  problems(): Promise<ImportProblem[]>;
+  release(): Promise<void>;
+}
+
+export interface EngineUnit {
+  format: 'pmxt' | 'tardis';
+  /** The ledger's key: the same for every version of the file (a pmxt hour, a Tardis day and symbol). */
+  key: string;
+  label: string;
+  files: string[];
+  bytes: number;
+  digest: string;
+  /** Rows in the source when known before reading (a Parquet footer), else 0. */
+  rows: number;
+  span?: [number, number];
+  /** Run name of its capture records (coverage). */
+  run: string;
+  seqBase: number;
+  /** Changes that state their best bid/ask go to ticks straight from the file (pmxt). */
+  bulk: boolean;
+  open(engine: Engine): Promise<OpenedSource>;
+}
+
+export interface EngineUnitContext {
+  report: (p: ImportProblem) => void;
+  assets?: ReadonlySet<string>;
+  /** asset → outcome label (upper-cased) and market from --markets. */
+  labels: ReadonlyMap<string, string>;
+  marketOf: ReadonlyMap<string, string>;
+  states: BookStates;
+  writer: { batchRows?: number };
+  /** Rows folded so far of the unit, of how many. */
+  onRows: (done: number, total: number) => void;
+}
+
+export interface EngineUnitResult {
+  /** Nothing was left to import: the ledger says it is all there. */
+  skipped: boolean;
+  events: number;
+  rows: Record<string, number>;
+}
+
+/** Settings of the reads and inserts of a unit, each with its why. */
+const READ = [
+  // Parquet reader v3 reads row groups and columns ahead up to this much memory (its default is 4 GB).
+  'input_format_parquet_memory_high_watermark = 134217728',
+  // Text → Float64 as JavaScript's Number() reads it: correctly rounded.
+  'precise_float_parsing = 1',
+  // Conditions moved into the Parquet reader's PREWHERE lose the columns they are computed from
+  // ("Not found column … in block", engine 26.7, INSERT … SELECT over a file): the filter stays a WHERE.
+  'optimize_move_to_prewhere = 0',
+];
+const BULK = [
+  ...READ,
+  // One thread from file to insert: the same file gives the same blocks, which a rerun's insert drops.
+  'max_threads = 1',
+  // The materialized views of ticks (book_events, candles, stats) run beside each other on the other core.
+  'parallel_view_processing = 1',
+  // A block the engine drops as a duplicate is dropped from the views too.
+  'deduplicate_blocks_in_dependent_materialized_views = 1',
+  // Each block's rollup rows are already one per key (041_candles_preaggregated.sql): nothing to collapse.
+  'optimize_on_insert = 0',
+  // Blocks of ~256k rows: large enough for few parts, small enough for a flat resident set.
+  'min_insert_block_size_rows = 262144',
+  'min_insert_block_size_bytes = 67108864',
+  'max_insert_block_size = 262144',
+];
+
+const settingsOf = (items: string[], extra: string) => [...items, ...(extra ? [extra] : [])].join(', ');
+
+export async function importEngineUnit(engine: Engine, unit: EngineUnit, ctx: EngineUnitContext): Promise<EngineUnitResult> {
+  const entries = await readLedger(engine, unit.key);
+  let source: OpenedSource | undefined;
+  const open = async () => (source ??= await unit.open(engine));
+  try {
+    const resolution = await resolveUnit(entries, { digest: unit.digest, rows: unit.rows }, ctx.assets, async (bound) => {
+      const s = await open();
+      const [row] = await engine.rows<{ h: string }>(
+        `SELECT toString(sum(cityHash64((n, asset_id, market, t, local_t, kind, side, price, size, best_bid, best_ask, fee, tx, bids, asks, raw)))) AS h
+         FROM (${s.events}) WHERE reason = '' AND n < {bound:UInt64} SETTINGS ${settingsOf(READ, s.settings)}`,
+        { params: { ...s.params, bound } },
+      );
+      return row.h;
+    });
+    for (const message of resolution.problems) ctx.report({ file: unit.files.join(' + '), where: '', message });
+    const rows: Record<string, number> = {};
+    if (resolution.done) return { skipped: true, events: 0, rows };
+    const s = await open();
+    for (const p of await s.problems()) ctx.report(p);
+    const assets = await assetMap(engine, s);
+    // The run's own records (start, stop) are written by the unit's first import (a killed one's rerun writes the same again).
+    const first = !entries.some((e) => e.status === 'complete');
+    let events = 0;
+    const initial = await ctx.states.at(unit.span?.[0] ?? -1);
+    let states = initial;
+    for (const [i, job] of resolution.jobs.entries()) {
+      // Several jobs (a killed import run again first) each fold the whole file from the same start.
+      states = i === resolution.jobs.length - 1 ? initial : cloneStates(initial);
+      const result = await runJob(engine, unit, s, job, assets, states, ctx, first && i === 0);
+      events += result.events;
+      for (const [table, n] of Object.entries(result.rows)) rows[table] = (rows[table] ?? 0) + n;
+    }
+    if (unit.span) await ctx.states.save(unit.span[1], states, unfolded(assets, resolution.jobs.at(-1)!));
+    else ctx.states.reset();
+    return { skipped: false, events, rows };
+  } finally {
+    await source?.release();
+  }
+}
+
+interface AssetInfo {
+  assetId: string;
+  market: string;
+  rows: number;
+}
+
+/** The unit's assets by key (events.ts `ak`), and whether one of them names several markets. */
+async function assetMap(engine: Engine, s: OpenedSource): Promise<{ byKey: Map<number, AssetInfo>; mixedMarkets: boolean }> {
+  // Aliases other than the columns' names: an alias `asset_id` would be what `ak` hashes.
+  const rows = await engine.rows<{ ak: number; id: string; ids: number; mk: string; markets: number; rows: number }>(
+    `SELECT bitShiftRight(cityHash64(asset_id), 11) AS ak, any(asset_id) AS id, uniqExact(asset_id) AS ids, any(market) AS mk,
+       uniqExact(market) AS markets, count() AS rows
+     FROM (${s.events}) WHERE reason = '' GROUP BY ak SETTINGS ${settingsOf(READ, s.settings)}`,
+    { params: s.params },
+  );
+  const clash = rows.find((r) => Number(r.ids) > 1);
+  if (clash) throw new Error(`two asset ids share a 53-bit key (${clash.id}): this file cannot be imported`);
+  return {
+    byKey: new Map(rows.map((r) => [Number(r.ak), { assetId: r.id, market: r.mk, rows: Number(r.rows) }])),
+    mixedMarkets: rows.some((r) => Number(r.markets) > 1),
+  };
+}
+
+/** Assets of the unit whose state the job did not carry through it (not folded): their end state is unknown. */
+function unfolded(assets: { byKey: Map<number, AssetInfo> }, job: Job): Set<number> {
+  const out = new Set<number>();
+  for (const [ak, a] of assets.byKey) if (firstRowToWrite(job, a.assetId) === Infinity) out.add(ak);
+  return out;
+}
+
+function cloneStates(states: Map<number, BookState>): Map<number, BookState> {
+  return new Map([...states].map(([ak, s]) => [ak, { ...s, book: s.book?.clone() ?? null }]));
+}
+
+async function runJob(
+  engine: Engine,
+  unit: EngineUnit,
+  s: OpenedSource,
+  job: Job,
+  assets: { byKey: Map<number, AssetInfo>; mixedMarkets: boolean },
+  states: Map<number, BookState>,
+  ctx: EngineUnitContext,
+  first: boolean,
+): Promise<{ events: number; rows: Record<string, number> }> {
+  const run = job.resumes?.run ?? randomUUID();
+  const entry: LedgerEntry = {
+    run,
+    unit: unit.key,
+    format: unit.format,
+    files: unit.files,
+    bytes: unit.bytes,
+    digest: unit.digest,
+    sourceRows: unit.rows,
+    rowsHash: '0',
+    assets: job.assets ? [...job.assets].sort() : [],
+    spanFrom: unit.span?.[0] ?? 0,
+    spanTo: unit.span?.[1] ?? 0,
+    events: 0,
+    storedRows: 0,
+    status: 'started',
+    at: job.resumes?.at ?? Date.now(),
+  };
+  if (!job.resumes) await writeLedger(engine, entry);
+  // The writer's batches are named by the file version and what this job writes: a rerun of the same job
+  // cuts the same batches under the same tokens.
+  const filter = jobFilterSql(job, 'job');
+  const writer = new BatchWriter(engine, { sourceId: `${unit.key}-${unit.digest}-${entry.assets.join(',')}`, batchRows: ctx.writer.batchRows });
+  const folded = new Map<number, FoldAsset>();
+  const fresh: string[] = [];
+  for (const [ak, a] of assets.byKey) {
+    const from = firstRowToWrite(job, a.assetId);
+    if (from === Infinity) continue;
+    const market = unit.format === 'tardis' ? (ctx.marketOf.get(a.assetId) ?? '') : a.market;
+    let state = states.get(ak);
+    if (state) state.market = market;
+    else states.set(ak, (state = freshState(a.assetId, market)));
+    folded.set(ak, { assetId: a.assetId, market, label: ctx.labels.get(a.assetId) ?? 'UNKNOWN', from, state, written: 0 });
+    // Coverage records name the assets no earlier import of the unit stored anything of.
+    if (from === 0) fresh.push(a.assetId);
+  }
+  const pass = new BookPass(writer, folded, { seqBase: unit.seqBase, bulk: unit.bulk });
+  const total = [...assets.byKey.values()].reduce((n, a) => n + a.rows, 0);
+  const bulk = unit.bulk ? bulkInsert(engine, unit, s, filter, ctx.labels, folded) : Promise.resolve();
+  // Nothing of the bulk insert is awaited before the book pass ends; its failure must not go unhandled meanwhile.
+  bulk.catch(() => {});
+  try {
+    await bookPass(engine, s, pass, writer, assets.mixedMarkets, (done) => ctx.onRows(done, total));
+  } catch (err) {
+    // What was sealed is stored; the partial rest is not (BatchWriter.settle), and the insert ends first.
+    await Promise.allSettled([bulk, writer.settle()]);
+    throw err;
+  }
+  await bulk;
+  const bulkRows = pass.bulkWritten;
+  if (unit.span) captureRows(unit, fresh, first).forEach((r) => writer.capture(r));
+  await writer.flush();
+  const events = pass.written;
+  const rows: Record<string, number> = { ...writer.stats.rows, ticks: writer.stats.rows.ticks + bulkRows };
+  const complete: LedgerEntry = {
+    ...entry,
+    rowsHash: pass.hash,
+    events,
+    storedRows: totalRows(writer.stats) + bulkRows,
+    status: 'complete',
+    at: Date.now(),
+  };
+  await writeLedger(engine, complete);
+  await writeLedgerAssets(engine, complete, new Map([...folded.values()].map((a) => [a.assetId, a.written])));
+  return { events, rows };
+}
+
+/** Every event as RowBinary through the book pass, then the writer's last batches. */
+async function bookPass(
+  engine: Engine,
+  s: OpenedSource,
+  pass: BookPass,
+  writer: BatchWriter,
+  withMarket: boolean,
+  onRows: (done: number) => void,
+): Promise<void> {
+  const decoder = new FoldRowDecoder(withMarket);
+  const stream = engine.stream(
+    `SELECT ${foldColumns(withMarket)} FROM (${s.events}) WHERE reason = '' ORDER BY n SETTINGS ${settingsOf(READ, s.settings)}`,
+    'RowBinary',
+    { params: s.params },
+  );
+  let rows = 0;
+  for await (const chunk of stream) {
+    decoder.feed(chunk as Buffer);
+    for (let r = decoder.read(); r !== undefined; r = decoder.read()) pass.push(r);
+    const wait = writer.ready();
+    if (wait) await wait;
+    if (pass.rows - rows >= 65_536) {
+      rows = pass.rows;
+      onRows(rows);
+    }
+  }
+  if (decoder.incomplete) throw new Error('the engine ended the book pass in the middle of a row');
+  onRows(pass.rows);
+}
+
+/** The ticks of changes that state their best bid/ask, from the file into `ticks`. */
+async function bulkInsert(
+  engine: Engine,
+  unit: EngineUnit,
+  s: OpenedSource,
+  filter: { sql: string; params: QueryParams },
+  labels: ReadonlyMap<string, string>,
+  folded: Map<number, FoldAsset>,
+): Promise<void> {
+  const labelled = [...folded.values()].filter((a) => labels.has(a.assetId));
+  const side = labelled.length > 0 ? `transform(asset_id, {labels_assets:Array(String)}, {labels_sides:Array(String)}, 'UNKNOWN')` : `'UNKNOWN'`;
+  const params: QueryParams = {
+    ...s.params,
+    ...filter.params,
+    seq_base: unit.seqBase,
+    labels_assets: labelled.map((a) => a.assetId),
+    labels_sides: labelled.map((a) => a.label),
+  };
+  const where = `reason = '' AND kind = ${KIND_CHANGE} AND best_bid IS NOT NULL AND best_ask IS NOT NULL AND (${filter.sql})`;
+  await engine.command(
+    `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market, local_t)
+     SELECT asset_id, t, {seq_base:UInt64} + n, 'price_change', ${side}, assumeNotNull(best_bid), assumeNotNull(best_ask), price, size, side, market, local_t
+     FROM (${s.events}) WHERE ${where}
+     SETTINGS ${settingsOf(BULK, s.settings)}`,
+    { params },
+  );
+}
+
+/**
+ * The unit's span as a recorder run of its own (docs/INGEST.md §6.4): start, each asset subscribed and
+ * open at its start, stop at its end; `first`: no earlier import of the unit wrote the run's records.
+ * seq values are the top of the unit's range: ordered among themselves, after the next unit's … and the
+ * records of a `source_missing` gap at the same instant (a hole filled later reads as captured).
+ */
+function captureRows(unit: EngineUnit, assets: string[], first: boolean): CaptureRow[] {
+  const [from, to] = unit.span!;
+  const seq = (k: keyof typeof CAPTURE_SEQ) => unit.seqBase + UNIT_SEQ_SPAN + CAPTURE_SEQ[k];
+  const rows: CaptureRow[] = [];
+  if (first) rows.push({ asset_id: '', t: from, seq: seq('start'), run: unit.run, socket: 0, kind: 'start' });
+  for (const asset_id of [...assets].sort()) {
+    rows.push({ asset_id, t: from, seq: seq('subscribe'), run: unit.run, socket: 1, kind: 'subscribe' });
+    rows.push({ asset_id, t: from, seq: seq('open'), run: unit.run, socket: 1, kind: 'open' });
+  }
+  if (first) rows.push({ asset_id: '', t: to, seq: seq('stop'), run: unit.run, socket: 0, kind: 'stop' });
+  return rows;
+}
+
+/** The capture records of a span an archive lacks (a `source_missing` gap, docs/INGEST.md §6.4). */
+export function missingRows(run: string, from: number, to: number, seqBase: number): CaptureRow[] {
+  const seq = (k: keyof typeof CAPTURE_SEQ) => seqBase + UNIT_SEQ_SPAN + CAPTURE_SEQ[k];
+  return [
+    { asset_id: '', t: from, seq: seq('source_missing'), run, socket: 0, kind: 'source_missing' },
+    { asset_id: '', t: to, seq: seq('stop'), run, socket: 0, kind: 'stop' },
+  ];
+}
