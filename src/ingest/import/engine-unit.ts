@@ -4,7 +4,7 @@ import type { CaptureRow } from '../../clickhouse/rows.js';
 import { totalRows } from '../frame-files.js';
 import { BatchWriter } from '../writer.js';
 import { type BookState, type BookStates, freshState } from './book-states.js';
-import { FoldRowDecoder, foldColumns, KIND_CHANGE } from './events.js';
+import { FoldRowDecoder, foldColumns, KIND_CHANGE, ROW_HASH } from './events.js';
 import { BookPass, type FoldAsset } from './fold.js';
 import { firstRowToWrite, type Job, jobFilterSql, type LedgerEntry, readLedger, resolveUnit, writeLedger, writeLedgerAssets } from './ledger.js';
 import type { ImportProblem } from './problems.js';
@@ -84,10 +84,15 @@ const READ = [
   // ("Not found column … in block", engine 26.7, INSERT … SELECT over a file): the filter stays a WHERE.
   'optimize_move_to_prewhere = 0',
 ];
+/**
+ * Rows in file order without a sort (ORDER BY n over 30 M rows sorted them all in memory): one thread,
+ * and the Parquet reader keeping its row groups in order. The book pass checks the order it is given.
+ */
+const IN_ORDER = ['max_threads = 1', 'input_format_parquet_preserve_order = 1'];
 const BULK = [
   ...READ,
   // One thread from file to insert: the same file gives the same blocks, which a rerun's insert drops.
-  'max_threads = 1',
+  ...IN_ORDER,
   // The materialized views of ticks (book_events, candles, stats) run beside each other on the other core.
   'parallel_view_processing = 1',
   // A block the engine drops as a duplicate is dropped from the views too.
@@ -110,7 +115,7 @@ export async function importEngineUnit(engine: Engine, unit: EngineUnit, ctx: En
     const resolution = await resolveUnit(entries, { digest: unit.digest, rows: unit.rows }, ctx.assets, async (bound) => {
       const s = await open();
       const [row] = await engine.rows<{ h: string }>(
-        `SELECT toString(sum(cityHash64((n, asset_id, market, t, local_t, kind, side, price, size, best_bid, best_ask, fee, tx, bids, asks, raw)))) AS h
+        `SELECT toString(sum(${ROW_HASH})) AS h
          FROM (${s.events}) WHERE reason = '' AND n < {bound:UInt64} SETTINGS ${settingsOf(READ, s.settings)}`,
         { params: { ...s.params, bound } },
       );
@@ -120,20 +125,23 @@ export async function importEngineUnit(engine: Engine, unit: EngineUnit, ctx: En
     const rows: Record<string, number> = {};
     if (resolution.done) return { skipped: true, events: 0, rows };
     const s = await open();
-    for (const p of await s.problems()) ctx.report(p);
     const assets = await assetMap(engine, s);
     // The run's own records (start, stop) are written by the unit's first import (a killed one's rerun writes the same again).
     const first = !entries.some((e) => e.status === 'complete');
     let events = 0;
     const initial = await ctx.states.at(unit.span?.[0] ?? -1);
     let states = initial;
+    let skipped = false;
     for (const [i, job] of resolution.jobs.entries()) {
       // Several jobs (a killed import run again first) each fold the whole file from the same start.
       states = i === resolution.jobs.length - 1 ? initial : cloneStates(initial);
       const result = await runJob(engine, unit, s, job, assets, states, ctx, first && i === 0);
       events += result.events;
+      skipped ||= result.skippedRows;
       for (const [table, n] of Object.entries(result.rows)) rows[table] = (rows[table] ?? 0) + n;
     }
+    // Rows the book pass did not get had a problem: which, and where (a read of the file only then).
+    if (skipped) for (const p of await s.problems()) ctx.report(p);
     if (unit.span) await ctx.states.save(unit.span[1], states, unfolded(assets, resolution.jobs.at(-1)!));
     else ctx.states.reset();
     return { skipped: false, events, rows };
@@ -150,11 +158,12 @@ interface AssetInfo {
 
 /** The unit's assets by key (events.ts `ak`), and whether one of them names several markets. */
 async function assetMap(engine: Engine, s: OpenedSource): Promise<{ byKey: Map<number, AssetInfo>; mixedMarkets: boolean }> {
+  // Only the asset and market columns are read (rows with a problem are counted too: the book pass skips them).
   // Aliases other than the columns' names: an alias `asset_id` would be what `ak` hashes.
   const rows = await engine.rows<{ ak: number; id: string; ids: number; mk: string; markets: number; rows: number }>(
     `SELECT bitShiftRight(cityHash64(asset_id), 11) AS ak, any(asset_id) AS id, uniqExact(asset_id) AS ids, any(market) AS mk,
        uniqExact(market) AS markets, count() AS rows
-     FROM (${s.events}) WHERE reason = '' GROUP BY ak SETTINGS ${settingsOf(READ, s.settings)}`,
+     FROM (${s.events}) GROUP BY ak SETTINGS ${settingsOf(READ, s.settings)}`,
     { params: s.params },
   );
   const clash = rows.find((r) => Number(r.ids) > 1);
@@ -185,7 +194,7 @@ async function runJob(
   states: Map<number, BookState>,
   ctx: EngineUnitContext,
   first: boolean,
-): Promise<{ events: number; rows: Record<string, number> }> {
+): Promise<{ events: number; rows: Record<string, number>; skippedRows: boolean }> {
   const run = job.resumes?.run ?? randomUUID();
   const entry: LedgerEntry = {
     run,
@@ -210,7 +219,6 @@ async function runJob(
   const filter = jobFilterSql(job, 'job');
   const writer = new BatchWriter(engine, { sourceId: `${unit.key}-${unit.digest}-${entry.assets.join(',')}`, batchRows: ctx.writer.batchRows });
   const folded = new Map<number, FoldAsset>();
-  const fresh: string[] = [];
   for (const [ak, a] of assets.byKey) {
     const from = firstRowToWrite(job, a.assetId);
     if (from === Infinity) continue;
@@ -219,8 +227,6 @@ async function runJob(
     if (state) state.market = market;
     else states.set(ak, (state = freshState(a.assetId, market)));
     folded.set(ak, { assetId: a.assetId, market, label: ctx.labels.get(a.assetId) ?? 'UNKNOWN', from, state, written: 0 });
-    // Coverage records name the assets no earlier import of the unit stored anything of.
-    if (from === 0) fresh.push(a.assetId);
   }
   const pass = new BookPass(writer, folded, { seqBase: unit.seqBase, bulk: unit.bulk });
   const total = [...assets.byKey.values()].reduce((n, a) => n + a.rows, 0);
@@ -236,6 +242,8 @@ async function runJob(
   }
   await bulk;
   const bulkRows = pass.bulkWritten;
+  // Coverage records name the assets of which no earlier import of the unit stored anything.
+  const fresh = [...folded.values()].filter((a) => a.from === 0 && a.written > 0).map((a) => a.assetId);
   if (unit.span) captureRows(unit, fresh, first).forEach((r) => writer.capture(r));
   await writer.flush();
   const events = pass.written;
@@ -250,7 +258,7 @@ async function runJob(
   };
   await writeLedger(engine, complete);
   await writeLedgerAssets(engine, complete, new Map([...folded.values()].map((a) => [a.assetId, a.written])));
-  return { events, rows };
+  return { events, rows, skippedRows: pass.rows < total };
 }
 
 /** Every event as RowBinary through the book pass, then the writer's last batches. */
@@ -264,7 +272,7 @@ async function bookPass(
 ): Promise<void> {
   const decoder = new FoldRowDecoder(withMarket);
   const stream = engine.stream(
-    `SELECT ${foldColumns(withMarket)} FROM (${s.events}) WHERE reason = '' ORDER BY n SETTINGS ${settingsOf(READ, s.settings)}`,
+    `SELECT ${foldColumns(withMarket)} FROM (${s.events}) WHERE reason = '' SETTINGS ${settingsOf([...READ, ...IN_ORDER], s.settings)}`,
     'RowBinary',
     { params: s.params },
   );

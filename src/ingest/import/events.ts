@@ -44,13 +44,22 @@ export function levelsSql(pairs: string): string {
 
 /** A format's events SQL with every column of the exact type the readers expect (events.ts table above). */
 export function typedEvents(sql: string): string {
-  return `SELECT toUInt64(assumeNotNull(n)) AS n, toString(asset_id) AS asset_id, toString(market) AS market, toDateTime64(t, 3, 'UTC') AS t,
-    toDateTime64(local_t, 6, 'UTC') AS local_t, toUInt8(kind) AS kind, toUInt8(side) AS side, toFloat64(ifNull(price, 0)) AS price,
-    toFloat64(ifNull(size, 0)) AS size, CAST(best_bid AS Nullable(Float64)) AS best_bid, CAST(best_ask AS Nullable(Float64)) AS best_ask,
-    CAST(fee AS Nullable(UInt16)) AS fee, toString(tx) AS tx, CAST(bids AS Array(Tuple(Float64, Float64))) AS bids,
-    CAST(asks AS Array(Tuple(Float64, Float64))) AS asks, toString(raw) AS raw, toString(reason) AS reason
+  // A format's SQL gives every row a reason when one of these is NULL: the defaults never reach a table.
+  return `SELECT toUInt64(assumeNotNull(n)) AS n, toString(ifNull(asset_id, '')) AS asset_id, toString(ifNull(market, '')) AS market,
+    toDateTime64(ifNull(t, 0), 3, 'UTC') AS t, toDateTime64(ifNull(local_t, 0), 6, 'UTC') AS local_t, toUInt8(kind) AS kind, toUInt8(side) AS side,
+    toFloat64(ifNull(price, 0)) AS price, toFloat64(ifNull(size, 0)) AS size, CAST(best_bid AS Nullable(Float64)) AS best_bid,
+    CAST(best_ask AS Nullable(Float64)) AS best_ask, CAST(fee AS Nullable(UInt16)) AS fee, toString(ifNull(tx, '')) AS tx,
+    CAST(bids AS Array(Tuple(Float64, Float64))) AS bids, CAST(asks AS Array(Tuple(Float64, Float64))) AS asks, toString(ifNull(raw, '')) AS raw,
+    toString(ifNull(reason, '')) AS reason
   FROM (${sql})`;
 }
+
+/**
+ * A row's hash (ledger.ts: a later version of the file begins with the same rows). The asset enters as its
+ * key `ak` (computed for the book pass anyway), the market not at all: it is the asset's.
+ */
+export const ROW_HASH =
+  'cityHash64((n, bitShiftRight(cityHash64(asset_id), 11), t, local_t, kind, side, price, size, best_bid, best_ask, fee, tx, bids, asks, raw))';
 
 /**
  * The columns the book pass reads, in the order FoldRowDecoder reads them. `ak` keys the asset with 53
@@ -70,7 +79,7 @@ export function foldColumns(withMarket: boolean): string {
     'best_ask',
     'toUnixTimestamp64Milli(t) AS t_ms',
     'toUnixTimestamp64Micro(local_t) AS local_us',
-    'cityHash64((n, asset_id, market, t, local_t, kind, side, price, size, best_bid, best_ask, fee, tx, bids, asks, raw)) AS h',
+    `${ROW_HASH} AS h`,
     'fee',
     'tx',
     'bids',
@@ -166,8 +175,8 @@ export class FoldRowDecoder extends RowBinaryReader {
     p = this.pos;
     r.t = this.int64(p);
     r.localUs = this.int64(p + 8);
-    r.hashLo = this.buf.readUInt32LE(p + 16);
-    r.hashHi = this.buf.readUInt32LE(p + 20);
+    r.hashLo = this.uint32(p + 16);
+    r.hashHi = this.uint32(p + 20);
     this.pos = p + 24;
     this.need(1);
     if (this.buf[this.pos++] === 1) r.fee = -1;

@@ -55,6 +55,7 @@ export class BookPass {
   /** Market events the archive states but that carry a field the contract cannot store (skipped). */
   unusable = 0;
   private lastAk = -1;
+  private lastN = -1;
   private last: FoldAsset | undefined;
   private readonly policy: CheckpointPolicy;
 
@@ -72,6 +73,8 @@ export class BookPass {
   }
 
   push(r: FoldRow): void {
+    if (r.n <= this.lastN) throw new Error(`the engine gave row ${r.n} after row ${this.lastN}: rows must come in file order`);
+    this.lastN = r.n;
     this.rows++;
     const lo = this.hashLo + r.hashLo;
     this.hashLo = lo >= 4294967296 ? lo - 4294967296 : lo;

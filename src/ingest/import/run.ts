@@ -195,13 +195,22 @@ export async function runImport(engine: Engine, plan: ImportPlan, opts: ImportOp
 }
 
 /** Engine errors of a compressed or binary file that ends early or does not decode. */
-const CUT_SHORT = /\((ZLIB_INFLATE_FAILED|ZSTD_DECODER_FAILED|CANNOT_DECOMPRESS|CANNOT_READ_ALL_DATA|ATTEMPT_TO_READ_AFTER_EOF|UNEXPECTED_END_OF_FILE)\)/;
+const CUT_SHORT = [
+  'ZLIB_INFLATE_FAILED',
+  'ZSTD_DECODER_FAILED',
+  'CANNOT_DECOMPRESS',
+  'CANNOT_READ_ALL_DATA',
+  'ATTEMPT_TO_READ_AFTER_EOF',
+  'UNEXPECTED_END_OF_FILE',
+];
 
 /** What stopped a unit, in a line: the engine's words without their stack of contexts and paths. */
 function errorMessage(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
-  const cut = CUT_SHORT.exec(text);
-  if (cut) return `the file is cut short or corrupt (${cut[1]})`;
+  // chDB names the error in the message, the server's client as `type`.
+  const type = (err as { type?: unknown }).type;
+  const cut = CUT_SHORT.find((t) => t === type || text.includes(`(${t})`));
+  if (cut) return `the file is cut short or corrupt (${cut})`;
   return text
     .replace(/^(Code: \d+\. )?DB::Exception: /, '')
     .split('\n')[0]
