@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
  * The pmxt file has pmxt v2's 16 columns and types (archive.pmxt.dev/docs/v2-data-overview), ZSTD(9),
  * row groups of 1,048,576 rows, rows sorted by (market, asset_id, timestamp_received). Per token:
  * - a `book` first, then one every 1,000 events; a trade every 1,500; a tick size change in one token
- *   of a thousand; everything else `price_change` (99.7 % of the rows at the default size);
+ *   of a thousand and in the busy one; everything else `price_change` (99.7 % of the rows at the default size);
  * - 10 bid and 10 ask levels on a cent grid around the token's mid; change j sets level j mod 20 (size
  *   0 removes it), so the book after any event is known in closed form: later books list exactly what
  *   the changes before them left (drift checks verify), except one in 25, which misstates a level
@@ -109,7 +109,9 @@ const micros = (x: string) => decimal(x, 6, 18);
 /** A size in micro-shares from a hash: 1 in 8 is 0 (the level goes), 1 in 10 has six decimals. */
 const sizeOf = (h: string) => `multiIf(${h} % 8 = 0, 0, ${h} % 10 = 1, ${h} % 50000000 + 1, (${h} % 100000 + 100) * 10000)`;
 /** Slots (event indexes of a token) that are not price changes: books, trades, the tick size change. */
-const notAChange = (j: string) => `(${j} % 1000 = 0 OR ${j} % 1500 = 1 OR (${j} = 3 AND k % 1000 = 7))`;
+const notAChange = (j: string) => `(${j} % 1000 = 0 OR ${j} % 1500 = 1 OR (${j} = 3 AND ${TICK_SIZE_TOKEN}))`;
+/** The tokens whose event 3 is a tick size change: one in a thousand, and the busy one. */
+const TICK_SIZE_TOKEN = '(k % 1000 = 7 OR busy)';
 
 /** Token k: its count c, its extra (appended) count e, its mid price in cents, its market and id (SQL). */
 function tokensSql(o: ArchiveOptions): string {
@@ -137,8 +139,8 @@ function tokensSql(o: ArchiveOptions): string {
 function pmxtRowsSql(o: ArchiveOptions): string {
   // Event j of token k (j ≥ c: appended), with the 20 levels' sizes after it (before it, for a book).
   const events = `
-    SELECT k, c, e, mid, market, asset_id, j, j >= c AS appended, j % 20 AS lvl,
-      multiIf(j % 1000 = 0, 'book', j % 1500 = 1, 'last_trade_price', j = 3 AND k % 1000 = 7, 'tick_size_change', 'price_change') AS kind,
+    SELECT k, busy, c, e, mid, market, asset_id, j, j >= c AS appended, j % 20 AS lvl,
+      multiIf(j % 1000 = 0, 'book', j % 1500 = 1, 'last_trade_price', j = 3 AND ${TICK_SIZE_TOKEN}, 'tick_size_change', 'price_change') AS kind,
       toInt64(j) - toInt64(kind = 'book') AS p,
       arrayMap(l -> if(p >= l, p - ((p - l) % 20), -1), range(20)) AS s0,
       arrayMap(x -> if(x >= 1 AND ${notAChange('x')}, x - 20, x), s0) AS s1,
