@@ -3,7 +3,7 @@ import type { Engine } from '../../src/clickhouse/engine.js';
 
 /**
  * Per table: row count and an order-independent sum of row hashes, equal only for equal multisets of
- * rows. markets (ReplacingMergeTree) and the rollups are read merged, so a background merge changes
+ * rows (each row hashed as one tuple: cityHash64 of columns is NULL when one is, and sum() skips NULLs). markets (ReplacingMergeTree) and the rollups are read merged, so a background merge changes
  * nothing.
  */
 export const HASHED: Record<string, string> = {
@@ -24,7 +24,7 @@ export const HASHED: Record<string, string> = {
 export async function tableHashes(engine: Engine): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const [name, from] of Object.entries(HASHED)) {
-    const [r] = await engine.rows<{ n: string; h: string }>(`SELECT toString(count()) AS n, toString(sum(cityHash64(*))) AS h FROM ${from}`);
+    const [r] = await engine.rows<{ n: string; h: string }>(`SELECT toString(count()) AS n, toString(sum(cityHash64(tuple(*)))) AS h FROM ${from}`);
     out[name] = `${r.n}:${r.h}`;
   }
   return out;

@@ -95,7 +95,8 @@ const BULK = [
   ...IN_ORDER,
   // The materialized views of ticks (book_events, candles, stats) run beside each other on the other core.
   'parallel_view_processing = 1',
-  // A block the engine drops as a duplicate is dropped from the views too.
+  // Each view checks a block again by itself: after a kill between a block's part and its views' parts,
+  // the rerun's duplicate block still fills the views it had not reached.
   'deduplicate_blocks_in_dependent_materialized_views = 1',
   // Each block's rollup rows are already one per key (041_candles_preaggregated.sql): nothing to collapse.
   'optimize_on_insert = 0',
@@ -106,6 +107,24 @@ const BULK = [
 ];
 
 const settingsOf = (items: string[], extra: string) => [...items, ...(extra ? [extra] : [])].join(', ');
+
+/**
+ * Engines from 25.x deduplicate an INSERT … SELECT only when they hold its SELECT stable, and a read of a
+ * file is not one to them: a rerun after a kill would store the blocks stored before again (measured).
+ * The read is stable (one thread, the file's order, checked by the book pass), so deduplication is asked
+ * for; older servers (24.8) deduplicate INSERT … SELECT anyway and do not know the setting.
+ */
+const dedupSetting = new WeakMap<Engine, Promise<string[]>>();
+function insertSelectDedup(engine: Engine): Promise<string[]> {
+  let known = dedupSetting.get(engine);
+  if (!known) {
+    known = engine
+      .rows<{ n: number }>(`SELECT count() AS n FROM system.settings WHERE name = 'deduplicate_insert_select'`)
+      .then(([r]) => (Number(r.n) > 0 ? ["deduplicate_insert_select = 'enable_even_for_bad_queries'"] : []));
+    dedupSetting.set(engine, known);
+  }
+  return known;
+}
 
 export async function importEngineUnit(engine: Engine, unit: EngineUnit, ctx: EngineUnitContext): Promise<EngineUnitResult> {
   const entries = await readLedger(engine, unit.key);
@@ -314,7 +333,7 @@ async function bulkInsert(
     `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market, local_t)
      SELECT asset_id, t, {seq_base:UInt64} + n, 'price_change', ${side}, assumeNotNull(best_bid), assumeNotNull(best_ask), price, size, side, market, local_t
      FROM (${s.events}) WHERE ${where}
-     SETTINGS ${settingsOf(BULK, s.settings)}`,
+     SETTINGS ${settingsOf([...BULK, ...(await insertSelectDedup(engine))], s.settings)}`,
     { params },
   );
 }
