@@ -21,7 +21,7 @@ import { pathToFileURL } from 'node:url';
  * `append` rows (0 by default) are added at the end of the file, after the sorted rows: later events of
  * one token in seven, as a re-published hour that grew would hold them.
  */
-export const ARCHIVE_VERSION = 1;
+export const ARCHIVE_VERSION = 2;
 /** The hour of the generated file. */
 export const ARCHIVE_HOUR = Date.UTC(2026, 8, 1, 12);
 const HOUR_NAME = '2026-09-01T12';

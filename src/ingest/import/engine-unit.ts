@@ -4,7 +4,7 @@ import type { CaptureRow } from '../../clickhouse/rows.js';
 import { totalRows } from '../frame-files.js';
 import { BatchWriter } from '../writer.js';
 import { type BookState, type BookStates, freshState } from './book-states.js';
-import { FoldRowDecoder, foldColumns, KIND_CHANGE, ROW_HASH } from './events.js';
+import { type FoldRow, FoldRowDecoder, foldColumns, RowsHash } from './events.js';
 import { BookPass, type FoldAsset } from './fold.js';
 import { firstRowToWrite, type Job, jobFilterSql, type LedgerEntry, readLedger, resolveUnit, writeLedger, writeLedgerAssets } from './ledger.js';
 import type { ImportProblem } from './problems.js';
@@ -28,6 +28,8 @@ const CAPTURE_SEQ = { source_missing: -5, start: -4, subscribe: -3, open: -2, st
 export interface OpenedSource {
   /** SQL of the events (events.ts columns). */
   events: string;
+  /** SQL of the rows the engine inserts into ticks itself (events.ts bulkRowsSql), when the unit has them. */
+  bulk?: string;
   params: QueryParams;
   /** SETTINGS for every query reading `events`. */
   settings: string;
@@ -133,12 +135,10 @@ export async function importEngineUnit(engine: Engine, unit: EngineUnit, ctx: En
   try {
     const resolution = await resolveUnit(entries, { digest: unit.digest, rows: unit.rows }, ctx.assets, async (bound) => {
       const s = await open();
-      const [row] = await engine.rows<{ h: string }>(
-        `SELECT toString(sum(${ROW_HASH})) AS h
-         FROM (${s.events}) WHERE reason = '' AND n < {bound:UInt64} SETTINGS ${settingsOf(READ, s.settings)}`,
-        { params: { ...s.params, bound } },
-      );
-      return row.h;
+      const hash = new RowsHash();
+      const assets = await assetMap(engine, s);
+      await readRows(engine, s, assets.mixedMarkets, `n < ${Math.floor(bound)}`, (r) => hash.add(r));
+      return hash.value;
     });
     for (const message of resolution.problems) ctx.report({ file: unit.files.join(' + '), where: '', message });
     const rows: Record<string, number> = {};
@@ -247,9 +247,9 @@ async function runJob(
     else states.set(ak, (state = freshState(a.assetId, market)));
     folded.set(ak, { assetId: a.assetId, market, label: ctx.labels.get(a.assetId) ?? 'UNKNOWN', from, state, written: 0 });
   }
-  const pass = new BookPass(writer, folded, { seqBase: unit.seqBase, bulk: unit.bulk });
+  const pass = new BookPass(writer, folded, { seqBase: unit.seqBase, bulk: s.bulk !== undefined });
   const total = [...assets.byKey.values()].reduce((n, a) => n + a.rows, 0);
-  const bulk = unit.bulk ? bulkInsert(engine, unit, s, filter, ctx.labels, folded) : Promise.resolve();
+  const bulk = s.bulk ? bulkInsert(engine, unit, s, filter, ctx.labels, folded) : Promise.resolve();
   // Nothing of the bulk insert is awaited before the book pass ends; its failure must not go unhandled meanwhile.
   bulk.catch(() => {});
   try {
@@ -269,7 +269,7 @@ async function runJob(
   const rows: Record<string, number> = { ...writer.stats.rows, ticks: writer.stats.rows.ticks + bulkRows };
   const complete: LedgerEntry = {
     ...entry,
-    rowsHash: pass.hash,
+    rowsHash: pass.hash.value,
     events,
     storedRows: totalRows(writer.stats) + bulkRows,
     status: 'complete',
@@ -280,34 +280,41 @@ async function runJob(
   return { events, rows, skippedRows: pass.rows < total };
 }
 
-/** Every event as RowBinary through the book pass, then the writer's last batches. */
-async function bookPass(
-  engine: Engine,
-  s: OpenedSource,
-  pass: BookPass,
-  writer: BatchWriter,
-  withMarket: boolean,
-  onRows: (done: number) => void,
-): Promise<void> {
-  const decoder = new FoldRowDecoder(withMarket);
-  const stream = engine.stream(
-    `SELECT ${foldColumns(withMarket)} FROM (${s.events}) WHERE reason = '' SETTINGS ${settingsOf([...READ, ...IN_ORDER], s.settings)}`,
-    'RowBinary',
-    { params: s.params },
-  );
+/** Every event as RowBinary through the book pass (the writer's back-pressure holds the read). */
+async function bookPass(engine: Engine, s: OpenedSource, pass: BookPass, writer: BatchWriter, withMarket: boolean, onRows: (done: number) => void): Promise<void> {
   let rows = 0;
-  for await (const chunk of stream) {
-    decoder.feed(chunk as Buffer);
-    for (let r = decoder.read(); r !== undefined; r = decoder.read()) pass.push(r);
+  await readRows(engine, s, withMarket, '1', (r) => pass.push(r), async () => {
     const wait = writer.ready();
     if (wait) await wait;
     if (pass.rows - rows >= 65_536) {
       rows = pass.rows;
       onRows(rows);
     }
-  }
-  if (decoder.incomplete) throw new Error('the engine ended the book pass in the middle of a row');
+  });
   onRows(pass.rows);
+}
+
+/** The unit's good rows matching `where`, in file order, decoded from RowBinary; `each` per row, `between` per chunk. */
+async function readRows(
+  engine: Engine,
+  s: OpenedSource,
+  withMarket: boolean,
+  where: string,
+  each: (r: FoldRow) => void,
+  between?: () => Promise<void>,
+): Promise<void> {
+  const decoder = new FoldRowDecoder(withMarket);
+  const stream = engine.stream(
+    `SELECT ${foldColumns(withMarket)} FROM (${s.events}) WHERE reason = '' AND ${where} SETTINGS ${settingsOf([...READ, ...IN_ORDER], s.settings)}`,
+    'RowBinary',
+    { params: s.params },
+  );
+  for await (const chunk of stream) {
+    decoder.feed(chunk as Buffer);
+    for (let r = decoder.read(); r !== undefined; r = decoder.read()) each(r);
+    await between?.();
+  }
+  if (decoder.incomplete) throw new Error('the engine ended a read of the file in the middle of a row');
 }
 
 /** The ticks of changes that state their best bid/ask, from the file into `ticks`. */
@@ -328,11 +335,10 @@ async function bulkInsert(
     labels_assets: labelled.map((a) => a.assetId),
     labels_sides: labelled.map((a) => a.label),
   };
-  const where = `reason = '' AND kind = ${KIND_CHANGE} AND best_bid IS NOT NULL AND best_ask IS NOT NULL AND (${filter.sql})`;
   await engine.command(
     `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market, local_t)
-     SELECT asset_id, t, {seq_base:UInt64} + n, 'price_change', ${side}, assumeNotNull(best_bid), assumeNotNull(best_ask), price, size, side, market, local_t
-     FROM (${s.events}) WHERE ${where}
+     SELECT asset_id, t, {seq_base:UInt64} + n, 'price_change', ${side}, best_bid, best_ask, price, size, side, market, local_t
+     FROM (${s.bulk}) WHERE ${filter.sql}
      SETTINGS ${settingsOf([...BULK, ...(await insertSelectDedup(engine))], s.settings)}`,
     { params },
   );

@@ -3,7 +3,7 @@ import type { SnapshotRow, TickRow } from '../../clickhouse/rows.js';
 import { marketEventRows } from '../market-events.js';
 import type { RowSink } from '../normalizer.js';
 import type { BookState } from './book-states.js';
-import { type FoldRow, KIND_BOOK, KIND_CHANGE, KIND_DAY_SNAPSHOT, KIND_TICK_SIZE, KIND_TRADE, SIDE_BUY, SIDE_SELL } from './events.js';
+import { type FoldRow, KIND_BOOK, RowsHash, KIND_CHANGE, KIND_DAY_SNAPSHOT, KIND_TICK_SIZE, KIND_TRADE, SIDE_BUY, SIDE_SELL } from './events.js';
 
 /**
  * The book pass of an engine import (docs/INGEST.md §6): the one thing SQL cannot say. It folds each
@@ -45,9 +45,8 @@ export interface FoldOptions {
 }
 
 export class BookPass {
-  /** The rows' hash (sum of the engine's row hashes mod 2^64, as 32-bit halves): the file's content for the ledger. */
-  hashLo = 0;
-  hashHi = 0;
+  /** The rows' hash: the file's content for the ledger. */
+  readonly hash = new RowsHash();
   rows = 0;
   written = 0;
   /** Changes written by the engine's own insert (bulk). */
@@ -67,18 +66,11 @@ export class BookPass {
     this.policy = opts.checkpoints ?? DEFAULT_CHECKPOINTS;
   }
 
-  /** The sum of the hashes of the rows pushed so far, as a decimal string (UInt64). */
-  get hash(): string {
-    return (BigInt(this.hashHi) * 4294967296n + BigInt(this.hashLo)).toString();
-  }
-
   push(r: FoldRow): void {
     if (r.n <= this.lastN) throw new Error(`the engine gave row ${r.n} after row ${this.lastN}: rows must come in file order`);
     this.lastN = r.n;
     this.rows++;
-    const lo = this.hashLo + r.hashLo;
-    this.hashLo = lo >= 4294967296 ? lo - 4294967296 : lo;
-    this.hashHi = (this.hashHi + r.hashHi + (lo >= 4294967296 ? 1 : 0)) % 4294967296;
+    this.hash.add(r);
     if (r.ak !== this.lastAk) {
       this.lastAk = r.ak;
       this.last = this.assets.get(r.ak);

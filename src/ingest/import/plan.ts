@@ -7,7 +7,7 @@ import { DAY } from '../../time.js';
 import { frameFileSourceId } from '../frame-files.js';
 import { type EngineUnit, type OpenedSource, UNIT_SEQ_SPAN } from './engine-unit.js';
 import { frameLines, plainLines } from './frames.js';
-import { openPmxt, type PmxtFile, pmxtEventsSql, pmxtHour, rowPlace } from './pmxt.js';
+import { openPmxt, type PmxtFile, pmxtBulkSql, pmxtEventsSql, pmxtHour, rowPlace } from './pmxt.js';
 import type { ImportProblem } from './problems.js';
 import { compressionOf, expandInputs, openDecompressed } from './sources.js';
 import { BOOK_HEADER, LINES_STRUCTURE, type TardisKind, type TardisSource, TRADES_HEADER, tardisName, tardisStageSql, tardisStageTable } from './tardis.js';
@@ -178,6 +178,7 @@ async function openPmxtSource(engine: Engine, path: string, pmxt: PmxtFile): Pro
   const events = pmxtEventsSql(pmxt, file);
   return {
     events,
+    bulk: pmxtBulkSql(pmxt, file),
     params: file.params,
     settings: file.settings,
     async problems() {

@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { asyncBufferFromFile, type FileMetaData, parquetMetadataAsync, parquetSchema, type SchemaElement } from 'hyparquet';
 import type { LocalFile } from '../../clickhouse/engine.js';
 import { isoMillis } from '../../time.js';
-import { KIND_BOOK, KIND_CHANGE, KIND_TICK_SIZE, KIND_TRADE, levelsSql, levelsValidSql, SIDE_BUY, SIDE_NONE, SIDE_SELL, typedEvents } from './events.js';
+import { bulkRowsSql, KIND_BOOK, KIND_CHANGE, KIND_TICK_SIZE, KIND_TRADE, levelsSql, levelsValidSql, SIDE_BUY, SIDE_NONE, SIDE_SELL, typedEvents } from './events.js';
 
 /**
  * The pmxt archive (docs/INGEST.md §6.2): hourly Parquet files `polymarket_orderbook_YYYY-MM-DDTHH.parquet`,
@@ -111,6 +111,38 @@ export function rowPlace(pmxt: PmxtFile, row: number): string {
 /** A non-negative number as the wire's text would give it, NULL when absent (a decimal, or JSON text in v1's `data`). */
 const jsonNumber = (raw: string) => `toFloat64OrNull(trim(BOTH '"' FROM ${raw}))`;
 
+/** What makes a v2 row unusable, in order: [a condition over the file's columns, the problem it names]. */
+const V2_ANY: [string, string][] = [
+  [`ifNull(asset_id, '') = ''`, `'no asset_id'`],
+  ['timestamp IS NULL OR timestamp_received IS NULL', `'no timestamp or timestamp_received'`],
+  ['toUnixTimestamp64Milli(timestamp) < 0 OR toUnixTimestamp64Milli(timestamp_received) < 0', `'a time before 1970'`],
+];
+const V2_CHANGE: [string, string][] = [
+  ['price IS NULL OR size IS NULL OR price < 0 OR size < 0', `'price_change without a price and size ≥ 0'`],
+  [`ifNull(side, '') NOT IN ('BUY', 'SELL')`, `concat('price_change side ', toJSONString(ifNull(side, '')), ' is not BUY or SELL')`],
+  ['best_bid < 0 OR best_ask < 0', `'a negative best_bid or best_ask'`],
+];
+
+/**
+ * The price changes of a v2 file that state their best bid and ask and have no problem (the same rules
+ * as the events' `reason`): what the engine inserts into ticks alone, read without the rest of the events'
+ * work (levels, market events, every row's reason).
+ */
+function v2BulkSql(file: LocalFile): string {
+  const fine = [...V2_ANY, ...V2_CHANGE].map(([bad]) => `NOT ifNull(${bad}, false)`).join(' AND ');
+  // Aliases apart from the file's column names (an alias is what a condition's name then means), renamed outside.
+  return `
+  SELECT n_ AS n, asset_id, market_ AS market, t_ AS t, local_t_ AS local_t, side_ AS side, price_ AS price, size_ AS size, bid_ AS best_bid,
+    ask_ AS best_ask
+  FROM (
+    SELECT toUInt64(assumeNotNull(${file.rowNumber})) AS n_, asset_id, toString(market) AS market_, assumeNotNull(timestamp) AS t_,
+      toDateTime64(assumeNotNull(timestamp_received), 6, 'UTC') AS local_t_, if(side = 'BUY', ${SIDE_BUY}, ${SIDE_SELL}) AS side_,
+      toFloat64(assumeNotNull(price)) AS price_, toFloat64(assumeNotNull(size)) AS size_, toFloat64(assumeNotNull(best_bid)) AS bid_,
+      toFloat64(assumeNotNull(best_ask)) AS ask_
+    FROM ${file.table}
+    WHERE event_type = 'price_change' AND best_bid IS NOT NULL AND best_ask IS NOT NULL AND ${fine})`;
+}
+
 /** The events of a v2 file (events.ts columns), with the reason a row cannot be imported. */
 function v2Sql(file: LocalFile): string {
   const pairs = (c: string) => `arrayMap(p -> JSONExtractArrayRaw(p), JSONExtractArrayRaw(ifNull(${c}, '[]')))`;
@@ -135,12 +167,8 @@ function v2Sql(file: LocalFile): string {
         '","new_tick_size":"', ifNull(toString(new_tick_size), ''), '"}'), '') AS raw,
       multiIf(
         kind = 0, concat('event_type ', toJSONString(ifNull(event_type, '')), ' is none pmxt writes'),
-        ifNull(asset_id, '') = '', 'no asset_id',
-        timestamp IS NULL OR timestamp_received IS NULL, 'no timestamp or timestamp_received',
-        toUnixTimestamp64Milli(timestamp) < 0 OR toUnixTimestamp64Milli(timestamp_received) < 0, 'a time before 1970',
-        kind = ${KIND_CHANGE} AND (price_ IS NULL OR size_ IS NULL OR price_ < 0 OR size_ < 0), 'price_change without a price and size ≥ 0',
-        kind = ${KIND_CHANGE} AND side_ = ${SIDE_NONE}, concat('price_change side ', toJSONString(ifNull(side, '')), ' is not BUY or SELL'),
-        kind = ${KIND_CHANGE} AND (best_bid_ < 0 OR best_ask_ < 0), 'a negative best_bid or best_ask',
+        ${V2_ANY.map(([bad, problem]) => `${bad}, ${problem}`).join(', ')},
+        ${V2_CHANGE.map(([bad, problem]) => `kind = ${KIND_CHANGE} AND (${bad}), ${problem}`).join(', ')},
         NOT bids_ok, 'bids: not a list of [price, size] pairs (numbers ≥ 0)',
         NOT asks_ok, 'asks: not a list of [price, size] pairs (numbers ≥ 0)',
         kind = ${KIND_TRADE} AND (price_ IS NULL OR size_ IS NULL OR price_ < 0 OR size_ < 0), 'last_trade_price without a price and size ≥ 0',
@@ -193,4 +221,9 @@ function v1Sql(file: LocalFile): string {
 /** The file's events (events.ts) as SQL over the engine's view of the file. */
 export function pmxtEventsSql(pmxt: PmxtFile, file: LocalFile): string {
   return typedEvents(pmxt.version === 2 ? v2Sql(file) : v1Sql(file));
+}
+
+/** The rows the engine inserts into ticks itself (events.ts bulkRowsSql's columns). */
+export function pmxtBulkSql(pmxt: PmxtFile, file: LocalFile): string {
+  return pmxt.version === 2 ? v2BulkSql(file) : bulkRowsSql(pmxtEventsSql(pmxt, file));
 }
