@@ -168,6 +168,11 @@ describe('pmxt', () => {
       ],
       gaps: [{ from: H10 + H, to: H10 + 2 * H, reason: 'source_missing' }],
     });
+    // The ledger counts, per asset, what each hour's import stored of it.
+    expect((await cov(YES)).imports).toEqual([
+      { format: 'pmxt', unit: 'pmxt:2026-05-01T10', from: H10, to: H10 + H, events: 7, imported_at: expect.any(Number) },
+      { format: 'pmxt', unit: 'pmxt:2026-05-01T12', from: H10 + 2 * H, to: H10 + 3 * H, events: 7, imported_at: expect.any(Number) },
+    ]);
     expect(await cov(NO)).toMatchObject({
       captured: [{ from: H10, to: H10 + H }],
       gaps: [

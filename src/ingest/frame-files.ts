@@ -25,8 +25,8 @@ export interface ReplayOptions {
   markets?: readonly GammaMarket[];
   batchRows?: number;
   checkpoints?: CheckpointPolicy | false;
-  /** When given, counts each asset's events (ticks and market events) into it (the import ledger's figures). */
-  perAsset?: Map<string, number>;
+  /** When given, counts each asset's events (ticks and market events) into it, with their first and last time + 1 ms. */
+  perAsset?: Map<string, { events: number; from: number; to: number }>;
   /** Called at most every `progressEveryMs` (default 2000) while lines are read. */
   onProgress?: (progress: ReplayProgress) => void;
   progressEveryMs?: number;
@@ -77,15 +77,23 @@ export async function replayLines(engine: Engine, lines: AsyncIterable<string> |
 }
 
 /** The writer, with each tick and market event counted for its asset on the way. */
-function countingSink(writer: BatchWriter, counts: Map<string, number>): RowSink {
-  const count = (asset: string) => counts.set(asset, (counts.get(asset) ?? 0) + 1);
+function countingSink(writer: BatchWriter, counts: NonNullable<ReplayOptions['perAsset']>): RowSink {
+  const count = (asset: string, t: number) => {
+    const c = counts.get(asset);
+    if (!c) counts.set(asset, { events: 1, from: t, to: t + 1 });
+    else {
+      c.events++;
+      c.from = Math.min(c.from, t);
+      c.to = Math.max(c.to, t + 1);
+    }
+  };
   return {
     tick: (r) => {
-      count(r.asset_id);
+      count(r.asset_id, r.t);
       writer.tick(r);
     },
     marketEvent: (r) => {
-      count(r.asset_id);
+      count(r.asset_id, r.t);
       writer.marketEvent(r);
     },
     snapshot: (r) => writer.snapshot(r),

@@ -276,7 +276,8 @@ async function runJob(
     at: Date.now(),
   };
   await writeLedger(engine, complete);
-  await writeLedgerAssets(engine, complete, new Map([...folded.values()].map((a) => [a.assetId, a.written])));
+  const span = { from: complete.spanFrom, to: complete.spanTo };
+  await writeLedgerAssets(engine, complete, new Map([...folded.values()].map((a) => [a.assetId, { events: a.written, ...span }])));
   return { events, rows, skippedRows: pass.rows < total };
 }
 

@@ -2,8 +2,14 @@ import { splitLines } from '../../clickhouse/lines.js';
 import { CAPTURE_EVENT_TYPE } from '../capture-record.js';
 import { receiveTimeOf } from '../receive-time.js';
 import { recordLine, spanLines } from './coverage-lines.js';
-import type { LinesContext } from './plan.js';
+import type { ImportProblem } from './problems.js';
 import { openDecompressed } from './sources.js';
+
+export interface LinesContext {
+  report: (p: ImportProblem) => void;
+  /** Input bytes of the unit read so far (progress). */
+  onBytes: (bytes: number) => void;
+}
 
 /** A capture record line as captureLine writes it (its first member is always the event type). */
 const CAPTURE_PREFIX = `{"event_type":"${CAPTURE_EVENT_TYPE}"`;

@@ -83,14 +83,21 @@ export async function writeLedger(engine: Engine, e: LedgerEntry): Promise<void>
   await engine.insertJsonEachRow('import_ledger', JSON.stringify(row), { insert_deduplicate: 0 });
 }
 
+/** An asset's events an import stored, and the span they lie in (a unit's, or their own first to last + 1 ms). */
+export interface AssetEvents {
+  events: number;
+  from: number;
+  to: number;
+}
+
 /** Per asset, the events a complete import stored (what /v1/coverage counts). */
-export async function writeLedgerAssets(engine: Engine, e: LedgerEntry, events: ReadonlyMap<string, number>): Promise<void> {
+export async function writeLedgerAssets(engine: Engine, e: LedgerEntry, events: ReadonlyMap<string, AssetEvents>): Promise<void> {
   const lines: string[] = [];
-  for (const [asset, n] of events) {
-    if (n === 0) continue;
+  for (const [asset, a] of events) {
+    if (a.events === 0) continue;
     lines.push(
-      `{"asset_id":${JSON.stringify(asset)},"span_from":${e.spanFrom},"span_to":${e.spanTo},"unit":${JSON.stringify(e.unit)},` +
-        `"format":${JSON.stringify(e.format)},"run":${JSON.stringify(e.run)},"events":${n},"at":${e.at}}`,
+      `{"asset_id":${JSON.stringify(asset)},"span_from":${a.from},"span_to":${a.to},"unit":${JSON.stringify(e.unit)},` +
+        `"format":${JSON.stringify(e.format)},"run":${JSON.stringify(e.run)},"events":${a.events},"at":${e.at}}`,
     );
   }
   for (let i = 0; i < lines.length; i += 10_000) {

@@ -6,7 +6,7 @@ import { splitLines } from '../../clickhouse/lines.js';
 import { DAY } from '../../time.js';
 import { frameFileSourceId } from '../frame-files.js';
 import { type EngineUnit, type OpenedSource, UNIT_SEQ_SPAN } from './engine-unit.js';
-import { frameLines, plainLines } from './frames.js';
+import { frameLines, type LinesContext, plainLines } from './frames.js';
 import { openPmxt, type PmxtFile, pmxtBulkSql, pmxtEventsSql, pmxtHour, rowPlace } from './pmxt.js';
 import type { ImportProblem } from './problems.js';
 import { compressionOf, expandInputs, openDecompressed } from './sources.js';
@@ -23,12 +23,6 @@ export type ImportFormat = 'frames' | 'recorder' | 'pmxt' | 'tardis';
 export const FORMATS: readonly ImportFormat[] = ['frames', 'recorder', 'pmxt', 'tardis'];
 
 const HOUR = 3_600_000;
-
-export interface LinesContext {
-  report: (p: ImportProblem) => void;
-  /** Input bytes of the unit read so far (progress). */
-  onBytes: (bytes: number) => void;
-}
 
 /** A file replayed line by line through the normalizer (frames, recorder). */
 export interface LinesUnit {

@@ -234,7 +234,7 @@ async function importLinesUnit(engine: Engine, plan: ImportPlan, unit: LinesUnit
   const key = `${plan.format}:${unit.sourceId}`;
   const entries = await readLedger(engine, key);
   if (entries.some((e) => e.status === 'complete')) return null;
-  const perAsset = new Map<string, number>();
+  const perAsset = new Map<string, { events: number; from: number; to: number }>();
   const result = await replayLines(engine, unit.lines({ report: ctx.report, onBytes: ctx.onBytes }), {
     sourceId: unit.sourceId,
     markets: ctx.labels,
@@ -255,7 +255,7 @@ async function importLinesUnit(engine: Engine, plan: ImportPlan, unit: LinesUnit
     assets: [],
     spanFrom: 0,
     spanTo: 0,
-    events: [...perAsset.values()].reduce((a, b) => a + b, 0),
+    events: [...perAsset.values()].reduce((a, b) => a + b.events, 0),
     storedRows: totalRows(result.writer),
     status: 'complete',
     at: Date.now(),
