@@ -244,9 +244,9 @@ describe('frames', () => {
     expect(a.rows).toMatchObject({ ticks: 5, book_snapshots: 3 });
     // Read through the same lines: the plain file is another source (its own id) with identical rows.
     const lines: string[] = [];
-    for await (const l of (plain.units[0] as LinesUnit).lines({ report: () => {}, onBytes: () => {} })) lines.push(l);
+    for await (const l of (plain.units[0] as LinesUnit).lines({ report: () => {}, onBytes: () => {}, assets: () => [] })) lines.push(...l);
     const zlines: string[] = [];
-    for await (const l of (zstd.units[0] as LinesUnit).lines({ report: () => {}, onBytes: () => {} })) zlines.push(l);
+    for await (const l of (zstd.units[0] as LinesUnit).lines({ report: () => {}, onBytes: () => {}, assets: () => [] })) zlines.push(...l);
     expect(zlines.map((l) => l.replace(/import-frames-[0-9a-f]+/, 'RUN'))).toEqual(lines.map((l) => l.replace(/import-frames-[0-9a-f]+/, 'RUN')));
     const asset = '25245433628208476987364023432306599125597948324625578977436890641930158259698';
     const T = 1766481546487;

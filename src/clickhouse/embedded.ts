@@ -110,6 +110,12 @@ export class EmbeddedEngine implements Engine {
     await this.writing(() => this.withSession((s) => s.insert({ table, values, format: 'JSONEachRow', settings })));
   }
 
+  async insertTsv(table: string, columns: readonly string[], body: string | Buffer, settings?: Settings): Promise<void> {
+    if (!body.length) return;
+    const values = typeof body === 'string' ? Buffer.from(body) : body;
+    await this.writing(() => this.withSession((s) => s.insert({ table, values, format: 'TabSeparated', columns, settings })));
+  }
+
   /**
    * The engine reads the file in place. Its path is a bound parameter (it is the user's); `pread`, not
    * clickhouse-local's default `mmap`: mapped pages of the file count in this process's resident memory

@@ -10,13 +10,19 @@ export interface LineOptions {
   onOverlong?: (line: number, offset: number) => void;
 }
 
-/**
- * Lines of a byte stream (`\n` or `\r\n`), each decoded as UTF-8 once complete. A line spread over
- * many chunks is joined once, not re-copied per chunk. A line longer than `maxLineBytes` is skipped to
- * its end without being kept (input without a newline, /dev/zero say, would otherwise grow without
- * bound) and yields OVERLONG_LINE, so the lines after it keep their numbers.
- */
+/** Lines of a byte stream one by one (lineBatches). */
 export async function* splitLines(chunks: AsyncIterable<Buffer>, options: LineOptions = {}): AsyncIterable<string> {
+  for await (const batch of lineBatches(chunks, options)) yield* batch;
+}
+
+/**
+ * Lines of a byte stream (`\n` or `\r\n`), each decoded as UTF-8 once complete, the lines each chunk
+ * completes as one array: a consumer of millions of lines awaits once per chunk, not once per line. A
+ * line spread over many chunks is joined once, not re-copied per chunk. A line longer than `maxLineBytes`
+ * is skipped to its end without being kept (input without a newline, /dev/zero say, would otherwise
+ * grow without bound) and stands as OVERLONG_LINE, so the lines after it keep their numbers.
+ */
+export async function* lineBatches(chunks: AsyncIterable<Buffer>, options: LineOptions = {}): AsyncIterable<string[]> {
   const max = options.maxLineBytes ?? MAX_LINE_BYTES;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -29,18 +35,19 @@ export async function* splitLines(chunks: AsyncIterable<Buffer>, options: LineOp
     return OVERLONG_LINE;
   };
   for await (const chunk of chunks) {
+    const batch: string[] = [];
     let start = 0;
     for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
       lineNo++;
       if (skipping || pendingBytes + nl - start > max) {
-        yield overlong();
+        batch.push(overlong());
       } else {
         let line = chunk.subarray(start, nl);
         if (pending.length > 0) {
           pending.push(line);
           line = Buffer.concat(pending);
         }
-        yield decodeLine(line);
+        batch.push(decodeLine(line));
       }
       pending = [];
       pendingBytes = 0;
@@ -56,11 +63,12 @@ export async function* splitLines(chunks: AsyncIterable<Buffer>, options: LineOp
       } else pending.push(chunk.subarray(start));
     }
     offset += chunk.length;
+    if (batch.length > 0) yield batch;
   }
   if (skipping) {
     lineNo++;
-    yield overlong();
-  } else if (pending.length > 0) yield decodeLine(Buffer.concat(pending));
+    yield [overlong()];
+  } else if (pending.length > 0) yield [decodeLine(Buffer.concat(pending))];
 }
 
 function decodeLine(line: Buffer): string {

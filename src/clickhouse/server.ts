@@ -109,6 +109,20 @@ export class ServerEngine implements Engine {
     return { table, rowNumber: '_n', params: {}, settings: '', release };
   }
 
+  async insertTsv(table: string, columns: readonly string[], body: string | Buffer, settings?: Settings): Promise<void> {
+    if (!body.length) return;
+    const name = /^[A-Za-z_][A-Za-z0-9_]*$/;
+    if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(table) || !columns.every((c) => name.test(c))) throw new Error(`invalid table or column name in ${table}`);
+    await this.guard(async () => {
+      const { stream } = await this.client.exec({
+        query: `INSERT INTO ${table} (${columns.join(', ')}) FORMAT TabSeparated`,
+        values: Readable.from([typeof body === 'string' ? Buffer.from(body) : body], { objectMode: false }),
+        clickhouse_settings: settings,
+      });
+      await drainStream(stream);
+    });
+  }
+
   stream(sql: string, format: string, options: QueryOptions = {}): Readable {
     // The caller gets its stream synchronously; the HTTP response is piped in once it arrives.
     // Destroying `out` aborts the request and destroys the response, which makes the server cancel

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { CheckpointPolicy } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
-import { splitLines } from '../clickhouse/lines.js';
+import { lineBatches } from '../clickhouse/lines.js';
 import { type GammaMarket, parseGammaMarkets } from './gamma.js';
 import { openDecompressed } from './import/sources.js';
 import { fileSeq, Normalizer, type NormalizerStats, type RowSink } from './normalizer.js';
@@ -45,7 +45,11 @@ export interface ReplaySummary {
  * Normalizes raw frame lines and writes the rows, waiting for the writer when it is behind; memory
  * stays flat however long the input. Resolves once every row is stored.
  */
-export async function replayLines(engine: Engine, lines: AsyncIterable<string> | Iterable<string>, opts: ReplayOptions): Promise<ReplaySummary> {
+export async function replayLines(
+  engine: Engine,
+  lines: AsyncIterable<string | string[]> | Iterable<string | string[]>,
+  opts: ReplayOptions,
+): Promise<ReplaySummary> {
   const started = performance.now();
   const writer = new BatchWriter(engine, { sourceId: opts.sourceId, batchRows: opts.batchRows });
   const sink = opts.perAsset ? countingSink(writer, opts.perAsset) : writer;
@@ -57,12 +61,17 @@ export async function replayLines(engine: Engine, lines: AsyncIterable<string> |
   let nextProgress = started + every;
   const progress = () => ({ lines: normalizer.stats.lines, rowsWritten: totalRows(writer.stats), elapsedMs: performance.now() - started });
   try {
-    for await (const line of lines) {
-      normalizer.push(line);
-      const wait = writer.ready();
-      if (wait) await wait;
-      // Reading the clock on every line would cost more than the rest of a small line's work.
-      if (opts.onProgress && (normalizer.stats.lines & 1023) === 0 && performance.now() >= nextProgress) {
+    // Lines come one by one or in arrays (a file read chunk by chunk: one await per chunk, not per line).
+    for await (const item of lines) {
+      const single = typeof item === 'string';
+      for (const line of single ? [item] : item) {
+        normalizer.push(line);
+        const wait = writer.ready();
+        if (wait) await wait;
+      }
+      // Reading the clock on every line would cost more than the rest of a small line's work: once
+      // every 1024 single lines, once an array.
+      if (opts.onProgress && (!single || (normalizer.stats.lines & 1023) === 0) && performance.now() >= nextProgress) {
         nextProgress = performance.now() + every;
         opts.onProgress(progress());
       }
@@ -136,7 +145,7 @@ export async function replayFile(engine: Engine, path: string, opts: ReplayFileO
     yield* head;
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
   }
-  return replayLines(engine, splitLines(rest()), { sourceId, markets, batchRows: opts.batchRows, onProgress: opts.onProgress });
+  return replayLines(engine, lineBatches(rest()), { sourceId, markets, batchRows: opts.batchRows, onProgress: opts.onProgress });
 }
 
 /** The source id `replayFile` gives a file (so `import recorder` and `ingest replay` of one file dedupe each other). */

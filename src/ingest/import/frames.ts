@@ -1,4 +1,4 @@
-import { splitLines } from '../../clickhouse/lines.js';
+import { lineBatches } from '../../clickhouse/lines.js';
 import { CAPTURE_EVENT_TYPE } from '../capture-record.js';
 import { receiveTimeOf } from '../receive-time.js';
 import { recordLine, spanLines } from './coverage-lines.js';
@@ -9,11 +9,15 @@ export interface LinesContext {
   report: (p: ImportProblem) => void;
   /** Input bytes of the unit read so far (progress). */
   onBytes: (bytes: number) => void;
+  /** The assets of the lines taken so far (the normalizer's: the consumer has processed every line yielded before). */
+  assets: () => Iterable<string>;
 }
 
 /** A capture record line as captureLine writes it (its first member is always the event type). */
 const CAPTURE_PREFIX = `{"event_type":"${CAPTURE_EVENT_TYPE}"`;
-const ASSET_KEY = '"asset_id":"';
+
+/** Whether a line starts with a digit: a receive time (receive-time.ts), read only where coverage needs one. */
+const stamped = (line: string) => line.charCodeAt(0) >= 0x30 && line.charCodeAt(0) <= 0x39;
 
 /**
  * Frame files (docs/INGEST.md §3, §6.1): one market-channel frame per line, optionally after its
@@ -24,60 +28,72 @@ const ASSET_KEY = '"asset_id":"';
  * Coverage: a file with receive times and no capture records of its own (a recorder's archive has
  * them) is a run from its first to its last receive time with every asset it names live; an empty
  * line, which Tardis writes for a disconnect, becomes a `close` of the assets seen so far, and the
- * next stamped frame reopens them.
+ * next stamped frame reopens them. Receive times are read only of the lines that bound these spans (the
+ * normalizer reads every line's), and the assets are the normalizer's: lines are yielded up to an empty
+ * one before its `close` is made.
  */
-export async function* frameLines(path: string, sourceId: string, ctx: LinesContext): AsyncGenerator<string> {
+export async function* frameLines(path: string, sourceId: string, ctx: LinesContext): AsyncGenerator<string[]> {
   const { chunks, raw } = await openDecompressed(path);
   const run = `import-${sourceId}`;
-  const assets = new Set<string>();
+  const sorted = () => [...ctx.assets()].sort();
   let first = -1;
+  /** The last line with a receive time, read when it bounds a span. */
+  let lastStamped = '';
   let last = -1;
   let ownRecords = false;
   let disconnected = false;
   const reopens: number[] = [];
-  let n = 0;
-  for await (const line of splitLines(chunks, { onOverlong: overlong(path, ctx) })) {
-    if ((++n & 4095) === 0) ctx.onBytes(raw.bytesRead);
-    const stamp = receiveTimeOf(line);
-    if (stamp !== undefined && !Number.isNaN(stamp)) {
-      const ms = Math.floor(stamp / 1000);
-      if (first < 0) first = ms;
-      last = ms;
-      if (disconnected) reopens.push(ms);
-      disconnected = false;
-      addAssets(line, assets);
-    } else if (line === '' && first >= 0 && !disconnected && !ownRecords && assets.size > 0) {
-      disconnected = true;
-      yield recordLine({ kind: 'close', t: last, run, socket: 1, assets: [...assets].sort() });
-      continue;
+  const timeOf = (line: string) => {
+    const us = receiveTimeOf(line);
+    return us === undefined || Number.isNaN(us) ? -1 : Math.floor(us / 1000);
+  };
+  const lastTime = () => {
+    const t = lastStamped === '' ? -1 : timeOf(lastStamped);
+    if (t >= 0) last = t;
+    return last;
+  };
+  for await (const batch of lineBatches(chunks, { onOverlong: overlong(path, ctx) })) {
+    ctx.onBytes(raw.bytesRead);
+    let out: string[] = [];
+    for (const line of batch) {
+      if (stamped(line)) {
+        if (first < 0) first = timeOf(line);
+        if (disconnected) {
+          const t = timeOf(line);
+          if (t >= 0) {
+            reopens.push(t);
+            disconnected = false;
+          }
+        }
+        lastStamped = line;
+      } else if (line === '' && first >= 0 && !disconnected && !ownRecords) {
+        // The lines before it go through the normalizer first: the close names the assets they named.
+        yield out;
+        out = [];
+        const assets = sorted();
+        if (assets.length > 0) {
+          disconnected = true;
+          out.push(recordLine({ kind: 'close', t: lastTime(), run, socket: 1, assets }));
+          continue;
+        }
+      }
+      if (!ownRecords && line.startsWith(CAPTURE_PREFIX)) ownRecords = true;
+      out.push(line);
     }
-    if (!ownRecords && line.startsWith(CAPTURE_PREFIX)) ownRecords = true;
-    yield line;
+    yield out;
   }
   ctx.onBytes(raw.bytesRead);
   if (ownRecords || first < 0) return;
-  yield* spanLines(run, first, last + 1, assets);
-  for (const t of reopens) yield recordLine({ kind: 'open', t, run, socket: 1, assets: [...assets].sort() });
-}
-
-/** The asset ids a frame names (`"asset_id":"…"`); consecutive frames mostly name the same few. */
-function addAssets(line: string, assets: Set<string>): void {
-  for (let at = line.indexOf(ASSET_KEY); at !== -1; at = line.indexOf(ASSET_KEY, at)) {
-    at += ASSET_KEY.length;
-    const end = line.indexOf('"', at);
-    if (end < 0) return;
-    assets.add(line.slice(at, end));
-    at = end;
-  }
+  const assets = sorted();
+  yield [...spanLines(run, first, lastTime() + 1, assets), ...reopens.map((t) => recordLine({ kind: 'open', t, run, socket: 1, assets }))];
 }
 
 /** A file's lines as they are (a recorder's archive). */
-export async function* plainLines(path: string, ctx: LinesContext): AsyncGenerator<string> {
+export async function* plainLines(path: string, ctx: LinesContext): AsyncGenerator<string[]> {
   const { chunks, raw } = await openDecompressed(path);
-  let n = 0;
-  for await (const line of splitLines(chunks, { onOverlong: overlong(path, ctx) })) {
-    if ((++n & 4095) === 0) ctx.onBytes(raw.bytesRead);
-    yield line;
+  for await (const batch of lineBatches(chunks, { onOverlong: overlong(path, ctx) })) {
+    ctx.onBytes(raw.bytesRead);
+    yield batch;
   }
   ctx.onBytes(raw.bytesRead);
 }

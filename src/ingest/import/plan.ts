@@ -33,7 +33,8 @@ export interface LinesUnit {
   sourceId: string;
   span?: [number, number];
   rows?: number;
-  lines(ctx: LinesContext): AsyncIterable<string>;
+  /** The file's lines, in arrays (one per chunk read). */
+  lines(ctx: LinesContext): AsyncIterable<string[]>;
 }
 
 export type ImportUnit = LinesUnit | (EngineUnit & { kind: 'engine' });

@@ -235,7 +235,7 @@ async function importLinesUnit(engine: Engine, plan: ImportPlan, unit: LinesUnit
   const entries = await readLedger(engine, key);
   if (entries.some((e) => e.status === 'complete')) return null;
   const perAsset = new Map<string, { events: number; from: number; to: number }>();
-  const result = await replayLines(engine, unit.lines({ report: ctx.report, onBytes: ctx.onBytes }), {
+  const result = await replayLines(engine, unit.lines({ report: ctx.report, onBytes: ctx.onBytes, assets: () => perAsset.keys() }), {
     sourceId: unit.sourceId,
     markets: ctx.labels,
     batchRows: ctx.batchRows,
