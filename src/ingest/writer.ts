@@ -374,7 +374,7 @@ function tsvText(s: string): string {
   return s.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
 }
 
-const NOT_ASCII = /[^\x00-\x7f]/;
+const NOT_ASCII = /[\u0080-\uffff]/;
 const isAscii = (s: string) => !NOT_ASCII.test(s);
 
 /** tsvText remembering the last string (rows of one asset repeat its id, label and market), and whether it is ASCII. */
