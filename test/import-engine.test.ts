@@ -117,7 +117,9 @@ describe('the engine path against the normalizer', () => {
     // The comparison has something to compare: books at most instants, drift checks of both verdicts.
     expect(before.books[hour.busyAsset].filter((b) => b !== 404).length).toBeGreaterThan(450);
     expect(before.ticks[hour.busyAsset].length).toBeGreaterThan(1000);
-    const checks = await t.te.engine.rows<{ verdict: string; n: string }>('SELECT toString(verdict) AS verdict, count() AS n FROM book_checks GROUP BY verdict');
+    const checks = await t.te.engine.rows<{ verdict: string; n: string }>(
+      'SELECT toString(verdict) AS verdict, count() AS n FROM book_checks GROUP BY verdict',
+    );
     expect(checks.map((c) => c.verdict).sort()).toEqual(['drifted', 'unchecked', 'verified']);
     expect(before.marketEvents.length).toBe(hour.events.tick_size_change);
 

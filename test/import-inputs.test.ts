@@ -56,8 +56,12 @@ describe('the command line', () => {
     expect(r.code).toBe(0);
     expect(r.out.trim().split('\n')).toEqual([
       'Would import 2 unit(s) of pmxt (nothing is written):',
-      expect.stringMatching(/^ {2}polymarket_orderbook_2026-05-01T10\.parquet \(pmxt v2, 14 rows in 4 row groups\): 8405 bytes, covers 2026-05-01T10:00:00\.000Z/),
-      expect.stringMatching(/^ {2}polymarket_orderbook_2026-05-01T12\.parquet \(pmxt v2, 7 rows in 2 row groups\): 4436 bytes, covers 2026-05-01T12:00:00\.000Z/),
+      expect.stringMatching(
+        /^ {2}polymarket_orderbook_2026-05-01T10\.parquet \(pmxt v2, 14 rows in 4 row groups\): 8405 bytes, covers 2026-05-01T10:00:00\.000Z/,
+      ),
+      expect.stringMatching(
+        /^ {2}polymarket_orderbook_2026-05-01T12\.parquet \(pmxt v2, 7 rows in 2 row groups\): 4436 bytes, covers 2026-05-01T12:00:00\.000Z/,
+      ),
       '  missing 2026-05-01T11:00:00.000Z → 2026-05-01T12:00:00.000Z: a source_missing gap',
     ]);
   });

@@ -282,16 +282,30 @@ async function runJob(
 }
 
 /** Every event as RowBinary through the book pass (the writer's back-pressure holds the read). */
-async function bookPass(engine: Engine, s: OpenedSource, pass: BookPass, writer: BatchWriter, withMarket: boolean, onRows: (done: number) => void): Promise<void> {
+async function bookPass(
+  engine: Engine,
+  s: OpenedSource,
+  pass: BookPass,
+  writer: BatchWriter,
+  withMarket: boolean,
+  onRows: (done: number) => void,
+): Promise<void> {
   let rows = 0;
-  await readRows(engine, s, withMarket, '1', (r) => pass.push(r), async () => {
-    const wait = writer.ready();
-    if (wait) await wait;
-    if (pass.rows - rows >= 65_536) {
-      rows = pass.rows;
-      onRows(rows);
-    }
-  });
+  await readRows(
+    engine,
+    s,
+    withMarket,
+    '1',
+    (r) => pass.push(r),
+    async () => {
+      const wait = writer.ready();
+      if (wait) await wait;
+      if (pass.rows - rows >= 65_536) {
+        rows = pass.rows;
+        onRows(rows);
+      }
+    },
+  );
   onRows(pass.rows);
 }
 

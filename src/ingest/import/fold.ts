@@ -3,7 +3,7 @@ import type { SnapshotRow, TickRow } from '../../clickhouse/rows.js';
 import { marketEventRows } from '../market-events.js';
 import type { RowSink } from '../normalizer.js';
 import type { BookState } from './book-states.js';
-import { type FoldRow, KIND_BOOK, RowsHash, KIND_CHANGE, KIND_DAY_SNAPSHOT, KIND_TICK_SIZE, KIND_TRADE, SIDE_BUY, SIDE_SELL } from './events.js';
+import { type FoldRow, KIND_BOOK, KIND_CHANGE, KIND_DAY_SNAPSHOT, KIND_TICK_SIZE, KIND_TRADE, RowsHash, SIDE_BUY, SIDE_SELL } from './events.js';
 
 /**
  * The book pass of an engine import (docs/INGEST.md §6): the one thing SQL cannot say. It folds each

@@ -2,7 +2,19 @@ import { basename } from 'node:path';
 import { asyncBufferFromFile, type FileMetaData, parquetMetadataAsync, parquetSchema, type SchemaElement } from 'hyparquet';
 import type { LocalFile } from '../../clickhouse/engine.js';
 import { isoMillis } from '../../time.js';
-import { bulkRowsSql, KIND_BOOK, KIND_CHANGE, KIND_TICK_SIZE, KIND_TRADE, levelsSql, levelsValidSql, SIDE_BUY, SIDE_NONE, SIDE_SELL, typedEvents } from './events.js';
+import {
+  bulkRowsSql,
+  KIND_BOOK,
+  KIND_CHANGE,
+  KIND_TICK_SIZE,
+  KIND_TRADE,
+  levelsSql,
+  levelsValidSql,
+  SIDE_BUY,
+  SIDE_NONE,
+  SIDE_SELL,
+  typedEvents,
+} from './events.js';
 
 /**
  * The pmxt archive (docs/INGEST.md §6.2): hourly Parquet files `polymarket_orderbook_YYYY-MM-DDTHH.parquet`,
