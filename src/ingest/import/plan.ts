@@ -10,7 +10,18 @@ import { frameLines, type LinesContext, plainLines } from './frames.js';
 import { openPmxt, type PmxtFile, pmxtBulkSql, pmxtEventsSql, pmxtHour, rowPlace } from './pmxt.js';
 import type { ImportProblem } from './problems.js';
 import { compressionOf, expandInputs, openDecompressed } from './sources.js';
-import { BOOK_HEADER, LINES_STRUCTURE, type TardisKind, type TardisSource, TRADES_HEADER, tardisName, tardisStageSql, tardisStageTable } from './tardis.js';
+import {
+  BOOK_HEADER,
+  LINES_STRUCTURE,
+  TARDIS_STAGE_SETTINGS,
+  type TardisKind,
+  type TardisSource,
+  TRADES_HEADER,
+  tardisEventsSql,
+  tardisName,
+  tardisStageSql,
+  tardisStageTable,
+} from './tardis.js';
 
 /**
  * What an import will read (docs/INGEST.md §6): the input files grouped into units — a frames file,
@@ -340,14 +351,14 @@ async function openTardisSource(engine: Engine, sources: TardisSource[], day: nu
     }
     await engine.command(tardisStageTable(stage));
     const params = Object.assign({}, ...files.map((f) => ({ ...f.file.params, ...(f.source.symbol ? { [f.param]: f.source.symbol } : {}) })));
-    const settings = [...new Set(files.map((f) => f.file.settings).filter(Boolean))].join(', ');
+    const settings = [...new Set([...files.map((f) => f.file.settings).filter(Boolean), ...TARDIS_STAGE_SETTINGS])].join(', ');
     await engine.command(`${tardisStageSql(stage, files, day * 1000)}${settings ? ` SETTINGS ${settings}` : ''}`, { params });
   } catch (err) {
     await release().catch(() => {});
     throw err;
   }
   return {
-    events: `SELECT * FROM ${stage}`,
+    events: tardisEventsSql(stage),
     params: {},
     settings: '',
     async problems() {
