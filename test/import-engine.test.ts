@@ -149,4 +149,54 @@ describe('the engine path against the normalizer', () => {
     const levels = (books: unknown[]) => books.map((b) => (b === 404 ? 404 : { bids: (b as { bids: unknown }).bids, asks: (b as { asks: unknown }).asks }));
     expect(levels((await answers([hour.busyAsset])).books[hour.busyAsset])).toEqual(levels(before.books[hour.busyAsset]));
   }, 600_000);
+
+  it('a pmxt v1 hour (data JSON, levels as JSON text or as Python repr) answers as the same events in a v2 file', async () => {
+    // Both files written by the engine from the generated v2 hour, in its row order: its books and price
+    // changes (v1 has no trades nor tick size changes), as v2 rows and as v1 rows (archive.pmxt.dev: v1
+    // `data` holds token_id, the levels of a book_snapshot, change_price/size/side and the best bid/ask).
+    const name = 'polymarket_orderbook_2026-09-01T12.parquet';
+    const [v1, v2] = [join(dir, 'v1', name), join(dir, 'v2-subset', name)];
+    const from = `file({src:String}, Parquet) WHERE event_type IN ('book', 'price_change') SETTINGS max_threads = 1, input_format_parquet_preserve_order = 1`;
+    await t.te.engine.command(`INSERT INTO FUNCTION file({dst:String}, Parquet) SELECT * FROM ${from}`, { params: { src: hour.pmxt, dst: v2 } });
+    const text = (x: string) => `toJSONString(toString(${x}))`;
+    // One book in two lists its levels as Python's repr wrote them: a string with single quotes.
+    const levels = (x: string) => `if(cityHash64(asset_id, timestamp_received) % 2 = 0, ${x}, toJSONString(replaceAll(${x}, '"', '''')))`;
+    await t.te.engine.command(
+      `INSERT INTO FUNCTION file({dst:String}, Parquet,
+         'timestamp_received DateTime64(3, \\'UTC\\'), timestamp_created_at DateTime64(3, \\'UTC\\'), market_id String, update_type String, data String')
+       SELECT timestamp_received, assumeNotNull(timestamp), toString(market), if(event_type = 'book', 'book_snapshot', 'price_change'),
+         if(event_type = 'book',
+            concat('{"token_id":', toJSONString(asset_id), ',"bids":', ${levels('assumeNotNull(bids)')}, ',"asks":', ${levels('assumeNotNull(asks)')}, '}'),
+            concat('{"token_id":', toJSONString(asset_id), ',"change_price":', ${text('price')}, ',"change_size":', ${text('size')},
+                   ',"change_side":', toJSONString(lower(assumeNotNull(side))),
+                   if(best_bid IS NULL, '', concat(',"best_bid":', ${text('best_bid')})), if(best_ask IS NULL, '', concat(',"best_ask":', ${text('best_ask')})), '}'))
+       FROM ${from}`,
+      { params: { src: hour.pmxt, dst: v1 } },
+    );
+    const assets = [
+      hour.busyAsset,
+      ...(
+        await t.te.engine.rows<{ a: string }>(`SELECT asset_id AS a FROM file({src:String}, Parquet) GROUP BY a ORDER BY count() DESC, a LIMIT 3 OFFSET 1`, {
+          params: { src: v2 },
+        })
+      ).map((r) => r.a),
+    ];
+    const importOf = async (path: string) => {
+      await truncateAll();
+      const summary = await runImport(t.te.engine, await planImport('pmxt', [path]));
+      expect(summary.problems).toBe(0);
+      const a = await answers(assets);
+      // Which run imported it, and when, aside.
+      for (const c of Object.values(a.coverage) as { imports: { imported_at?: number }[] }[]) for (const i of c.imports) delete i.imported_at;
+      return { summary, a };
+    };
+    const reference = await importOf(v2);
+    const [{ rows }] = await t.te.engine.rows<{ rows: string }>(`SELECT count() AS rows FROM file({src:String}, Parquet)`, { params: { src: v1 } });
+    expect(reference.summary.events).toBe(Number(rows));
+    expect(reference.a.books[hour.busyAsset].filter((b) => b !== 404).length).toBeGreaterThan(450);
+    const fromV1 = await importOf(v1);
+    expect(fromV1.summary.events).toBe(reference.summary.events);
+    expect(fromV1.summary.rows).toEqual(reference.summary.rows);
+    expect(fromV1.a).toEqual(reference.a);
+  }, 300_000);
 });
