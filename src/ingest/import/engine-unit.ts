@@ -249,17 +249,25 @@ async function runJob(
   }
   const pass = new BookPass(writer, folded, { seqBase: unit.seqBase, bulk: s.bulk !== undefined });
   const total = [...assets.byKey.values()].reduce((n, a) => n + a.rows, 0);
+  // The unit's progress: rows both passes are done with (the insert's: the ticks it stored so far).
+  const done = { fold: 0, bulk: s.bulk ? 0 : Infinity };
+  const report = () => ctx.onRows(Math.min(done.fold, done.bulk), total);
+  const base = s.bulk ? await storedTicks(engine) : 0;
   const bulk = s.bulk ? bulkInsert(engine, unit, s, filter, ctx.labels, folded) : Promise.resolve();
   // Nothing of the bulk insert is awaited before the book pass ends; its failure must not go unhandled meanwhile.
   bulk.catch(() => {});
+  const polling = s.bulk ? pollStored(engine, base, bulk, (rows) => ((done.bulk = rows), report())) : Promise.resolve();
   try {
-    await bookPass(engine, s, pass, writer, assets.mixedMarkets, (done) => ctx.onRows(done, total));
+    await bookPass(engine, s, pass, writer, assets.mixedMarkets, (rows) => ((done.fold = rows), report()));
   } catch (err) {
     // What was sealed is stored; the partial rest is not (BatchWriter.settle), and the insert ends first.
-    await Promise.allSettled([bulk, writer.settle()]);
+    await Promise.allSettled([bulk, writer.settle(), polling]);
     throw err;
   }
   await bulk;
+  await polling;
+  done.bulk = Infinity;
+  report();
   const bulkRows = pass.bulkWritten;
   // Coverage records name the assets of which no earlier import of the unit stored anything.
   const fresh = [...folded.values()].filter((a) => a.from === 0 && a.written > 0).map((a) => a.assetId);
@@ -330,6 +338,33 @@ async function readRows(
     await between?.();
   }
   if (decoder.incomplete) throw new Error('the engine ended a read of the file in the middle of a row');
+}
+
+/** Rows in the active parts of `ticks`: what inserts have stored so far (merges keep the sum). */
+async function storedTicks(engine: Engine): Promise<number> {
+  const [r] = await engine.rows<{ n: string }>(
+    `SELECT toString(sum(rows)) AS n FROM system.parts WHERE database = currentDatabase() AND table = 'ticks' AND active`,
+  );
+  return Number(r?.n ?? 0);
+}
+
+/**
+ * The bulk insert's progress, every second until it settles: ticks stored since `base` (the engine
+ * counts a statement's rows read and written with those of the views it fills, so its own counters
+ * cannot say how far into the file it is).
+ */
+async function pollStored(engine: Engine, base: number, until: Promise<void>, each: (rows: number) => void): Promise<void> {
+  let over = false;
+  void until.then(
+    () => (over = true),
+    () => (over = true),
+  );
+  while (!over) {
+    await Promise.race([until.catch(() => {}), new Promise((r) => setTimeout(r, 1000))]);
+    if (over) return;
+    const rows = await storedTicks(engine).catch(() => 0);
+    if (!over && rows > base) each(rows - base);
+  }
 }
 
 /** The ticks of changes that state their best bid/ask, from the file into `ticks`. */
