@@ -283,7 +283,8 @@ describe('replayLines', () => {
     );
     await writer.flush();
     const rows = await engine.rows<{ t: string; local_t: string }>(
-      `SELECT toString(toUnixTimestamp64Milli(t)) AS t, toString(toUnixTimestamp64Micro(local_t)) AS local_t FROM ticks WHERE asset_id = 'times-a' ORDER BY seq`,
+      `SELECT toString(toUnixTimestamp64Milli(t)) AS t, toString(toUnixTimestamp64Micro(local_t)) AS local_t
+       FROM ticks WHERE asset_id = 'times-a' ORDER BY seq`,
     );
     expect(rows.map((r) => [Number(r.t), Number(r.local_t)])).toEqual(times.map((t, i) => [t, i % 2 ? t * 1000 + 7 : t * 1000]));
   });

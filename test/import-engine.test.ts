@@ -169,7 +169,8 @@ describe('the engine path against the normalizer', () => {
             concat('{"token_id":', toJSONString(asset_id), ',"bids":', ${levels('assumeNotNull(bids)')}, ',"asks":', ${levels('assumeNotNull(asks)')}, '}'),
             concat('{"token_id":', toJSONString(asset_id), ',"change_price":', ${text('price')}, ',"change_size":', ${text('size')},
                    ',"change_side":', toJSONString(lower(assumeNotNull(side))),
-                   if(best_bid IS NULL, '', concat(',"best_bid":', ${text('best_bid')})), if(best_ask IS NULL, '', concat(',"best_ask":', ${text('best_ask')})), '}'))
+                   if(best_bid IS NULL, '', concat(',"best_bid":', ${text('best_bid')})),
+                   if(best_ask IS NULL, '', concat(',"best_ask":', ${text('best_ask')})), '}'))
        FROM ${from}`,
       { params: { src: hour.pmxt, dst: v1 } },
     );

@@ -126,7 +126,8 @@ describe('a folder of Tardis downloads', () => {
     const plan = await planImport('tardis', [folder]);
     expect(plan.problems).toEqual([]);
     expect(plan.notes).toEqual([
-      `skipped 2 file(s) of Tardis data derived from incremental_book_L2 and trades (polymarket_book_snapshot_25_${day}_${YES}.csv.gz, polymarket_quotes_${day}_${YES}.csv.gz)`,
+      'skipped 2 file(s) of Tardis data derived from incremental_book_L2 and trades ' +
+        `(polymarket_book_snapshot_25_${day}_${YES}.csv.gz, polymarket_quotes_${day}_${YES}.csv.gz)`,
       `polymarket_trades_${day}_PREDICTIONS.csv.gz: the trades of 1 symbol(s) are taken from their own files`,
     ]);
     const summary = await runImport(t.te.engine, plan);

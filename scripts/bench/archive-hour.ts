@@ -132,7 +132,9 @@ function tokensSql(o: ArchiveOptions): string {
         leftPad(toString(cityHash64(k, 6) % 1000), 3, '0')) AS asset_id
     FROM (SELECT number AS k, ${count('number')} AS other FROM numbers(${K}))
     -- The busy token takes what the others leave of the rows asked for (at least 5 % of them).
-    ARRAY JOIN [if(k = ${busy}, toUInt64(greatest(toInt64(${R} * 0.05), toInt64(${R}) - (SELECT toInt64(sum(${count('number')})) FROM numbers(${K}) WHERE number != ${busy}))), other)] AS c`;
+    ARRAY JOIN [if(k = ${busy},
+      toUInt64(greatest(toInt64(${R} * 0.05), toInt64(${R}) - (SELECT toInt64(sum(${count('number')})) FROM numbers(${K}) WHERE number != ${busy}))),
+      other)] AS c`;
 }
 
 /** The rows of the pmxt hour, in file order, as pmxt v2's columns (SQL; `o` orders them). */
@@ -153,7 +155,8 @@ function pmxtRowsSql(o: ArchiveOptions): string {
     FROM (${tokensSql(o)}) ARRAY JOIN range(c + e) AS j`;
   // pmxt lists levels worst first: bids ascending, asks descending.
   const levels = (first: number, price: (i: string) => string) =>
-    `toJSONString(arrayMap(i -> (toString(${cents(price('i'))}), toString(${micros(`stated[i + ${first}]`)})), arrayFilter(i -> stated[i + ${first}] > 0, range(9, -1, -1))))`;
+    `toJSONString(arrayMap(i -> (toString(${cents(price('i'))}), toString(${micros(`stated[i + ${first}]`)})),
+      arrayFilter(i -> stated[i + ${first}] > 0, range(9, -1, -1))))`;
   const hashHex = (n: number) => `lower(hex(cityHash64(k, j, ${n})))`;
   return `
   SELECT
@@ -165,7 +168,8 @@ function pmxtRowsSql(o: ArchiveOptions): string {
     if(kind = 'book', ${levels(1, (i) => `mid - 1 - ${i}`)}, NULL) AS bids,
     if(kind = 'book', ${levels(11, (i) => `mid + ${i}`)}, NULL) AS asks,
     multiIf(kind = 'price_change', ${cents('if(lvl < 10, mid - 1 - lvl, mid + lvl - 10)')}, kind = 'last_trade_price', ${cents('bestAsk')}, NULL) AS price,
-    multiIf(kind = 'price_change', ${micros('sizes[lvl + 1]')}, kind = 'last_trade_price', ${micros('(cityHash64(k, j, 13) % 5000000 + 1) * 100')}, NULL) AS size,
+    multiIf(kind = 'price_change', ${micros('sizes[lvl + 1]')},
+      kind = 'last_trade_price', ${micros('(cityHash64(k, j, 13) % 5000000 + 1) * 100')}, NULL) AS size,
     multiIf(kind = 'price_change', if(lvl < 10, 'BUY', 'SELL'), kind = 'last_trade_price', if(cityHash64(k, j, 14) % 2 = 0, 'BUY', 'SELL'), NULL) AS side,
     if(kind = 'price_change' AND cityHash64(k, j, 11) % 2000 != 0, ${cents('bestBid')}, NULL) AS best_bid,
     if(kind = 'price_change' AND cityHash64(k, j, 11) % 2000 != 0, ${cents('bestAsk')}, NULL) AS best_ask,
@@ -186,12 +190,15 @@ export function pmxtFramesSql(parquet: string, where = '1'): string {
   const num = (c: string) => `'"', toString(${c}), '"'`;
   // [["p","s"],…] → [{"price":"p","size":"s"},…]
   const levels = (c: string) =>
-    `concat('[', arrayStringConcat(arrayMap(l -> concat('{"price":"', l[1], '","size":"', l[2], '"}'), JSONExtract(ifNull(${c}, '[]'), 'Array(Array(String))')), ','), ']')`;
+    `concat('[', arrayStringConcat(arrayMap(l -> concat('{"price":"', l[1], '","size":"', l[2], '"}'),
+      JSONExtract(ifNull(${c}, '[]'), 'Array(Array(String))')), ','), ']')`;
   const head = `'{"market":', ${s('toString(market)')}, ',"timestamp":"', toString(toUnixTimestamp64Milli(timestamp)), '"'`;
   return `
-  SELECT concat(formatDateTime(timestamp_received, '%Y-%m-%dT%H:%i:%S', 'UTC'), '.', leftPad(toString(toUnixTimestamp64Milli(timestamp_received) % 1000), 3, '0'), '0000Z ',
+  SELECT concat(formatDateTime(timestamp_received, '%Y-%m-%dT%H:%i:%S', 'UTC'), '.',
+    leftPad(toString(toUnixTimestamp64Milli(timestamp_received) % 1000), 3, '0'), '0000Z ',
     multiIf(
-      event_type = 'book', concat(${head}, ',"event_type":"book","asset_id":', ${s('asset_id')}, ',"bids":', ${levels('bids')}, ',"asks":', ${levels('asks')}, '}'),
+      event_type = 'book',
+        concat(${head}, ',"event_type":"book","asset_id":', ${s('asset_id')}, ',"bids":', ${levels('bids')}, ',"asks":', ${levels('asks')}, '}'),
       event_type = 'price_change', concat(${head}, ',"event_type":"price_change","price_changes":[{"asset_id":', ${s('asset_id')},
         ',"price":', ${num('price')}, ',"size":', ${num('size')}, ',"side":', ${s('side')},
         if(best_bid IS NULL, '', concat(',"best_bid":', ${num('best_bid')})), if(best_ask IS NULL, '', concat(',"best_ask":', ${num('best_ask')})), '}]}'),
@@ -209,7 +216,8 @@ export function pmxtFramesSql(parquet: string, where = '1'): string {
 /** The busy token's rows as Tardis's incremental_book_L2 CSV (books: snapshot rows, asks then bids). */
 function tardisBookSql(parquet: string, asset: string): string {
   const row = (snapshot: string, side: string, price: string, size: string) =>
-    `concat('polymarket,', asset_id, ',', toString(toUnixTimestamp64Milli(timestamp) * 1000), ',', toString(toUnixTimestamp64Milli(timestamp_received) * 1000), ',${snapshot},', ${side}, ',', ${price}, ',', ${size})`;
+    `concat('polymarket,', asset_id, ',', toString(toUnixTimestamp64Milli(timestamp) * 1000), ',', toString(toUnixTimestamp64Milli(timestamp_received) * 1000),
+      ',${snapshot},', ${side}, ',', ${price}, ',', ${size})`;
   return `
   SELECT line FROM (
     SELECT 'exchange,symbol,timestamp,local_timestamp,is_snapshot,side,price,amount' AS line, 0 AS n, 0 AS i
@@ -218,7 +226,8 @@ function tardisBookSql(parquet: string, asset: string): string {
     FROM file('${parquet}', Parquet)
     ARRAY JOIN arrayConcat(arrayMap(x -> ('ask', x[1], x[2]), arrayReverse(JSONExtract(ifNull(asks, '[]'), 'Array(Array(String))'))),
                            arrayMap(x -> ('bid', x[1], x[2]), arrayReverse(JSONExtract(ifNull(bids, '[]'), 'Array(Array(String))')))) AS l,
-               arrayEnumerate(arrayConcat(JSONExtract(ifNull(asks, '[]'), 'Array(Array(String))'), JSONExtract(ifNull(bids, '[]'), 'Array(Array(String))'))) AS i
+               arrayEnumerate(arrayConcat(JSONExtract(ifNull(asks, '[]'), 'Array(Array(String))'),
+                 JSONExtract(ifNull(bids, '[]'), 'Array(Array(String))'))) AS i
     WHERE asset_id = '${asset}' AND event_type = 'book'
     UNION ALL
     SELECT ${row('false', "if(side = 'BUY', 'bid', 'ask')", 'toString(price)', 'toString(size)')}, _row_number + 1, 0
@@ -233,7 +242,8 @@ function tardisTradesSql(parquet: string, asset: string): string {
   SELECT line FROM (
     SELECT 'exchange,symbol,timestamp,local_timestamp,id,side,price,amount' AS line, 0 AS n
     UNION ALL
-    SELECT concat('polymarket,', asset_id, ',', toString(toUnixTimestamp64Milli(timestamp) * 1000), ',', toString(toUnixTimestamp64Milli(timestamp_received) * 1000),
+    SELECT concat('polymarket,', asset_id, ',', toString(toUnixTimestamp64Milli(timestamp) * 1000), ',',
+      toString(toUnixTimestamp64Milli(timestamp_received) * 1000),
       ',', ifNull(transaction_hash, ''), ',', lower(side), ',', toString(price), ',', toString(size)), _row_number + 1
     FROM file('${parquet}', Parquet)
     WHERE asset_id = '${asset}' AND event_type = 'last_trade_price')

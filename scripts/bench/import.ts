@@ -43,7 +43,8 @@ const mib = (paths: string[]) => `${(paths.reduce((a, p) => a + statSync(p).size
 
 function service(r: ImportRun): string {
   const problems = r.problems ? `, ${n(r.problems)} PROBLEMS` : '';
-  return `${n(r.events / r.seconds)} events/s (${r.seconds.toFixed(1)} s wall, ${r.cpuSeconds.toFixed(1)} s CPU, ${n(r.rows / r.seconds)} rows/s all tables${problems})`;
+  const rows = `${n(r.rows / r.seconds)} rows/s all tables${problems}`;
+  return `${n(r.events / r.seconds)} events/s (${r.seconds.toFixed(1)} s wall, ${r.cpuSeconds.toFixed(1)} s CPU, ${rows})`;
 }
 
 export async function benchImport(): Promise<BenchRow[]> {
@@ -58,7 +59,9 @@ export async function benchImport(): Promise<BenchRow[]> {
   rows.push({
     workload: `import pmxt v2 hour: ${mib([hour.pmxt])}, ${n(pmxt.events)} rows over ${n(hour.tokens)} tokens, peak RSS ${n(pmxt.maxRssMb)} MB`,
     service: service(pmxt),
-    engine: `${n(pmxtCeiling.rows / pmxtCeiling.seconds)} rows/s INSERT … SELECT * into one MergeTree (asset_id, timestamp), peak RSS ${n(pmxtCeiling.maxRssMb)} MB`,
+    engine:
+      `${n(pmxtCeiling.rows / pmxtCeiling.seconds)} rows/s INSERT … SELECT * into one MergeTree (asset_id, timestamp), ` +
+      `peak RSS ${n(pmxtCeiling.maxRssMb)} MB`,
     ratio: (pmxt.events / pmxt.seconds / (pmxtCeiling.rows / pmxtCeiling.seconds)).toFixed(2),
   });
 
@@ -76,7 +79,9 @@ export async function benchImport(): Promise<BenchRow[]> {
   const frames = await run('frames', hour);
   const raw = frames.baselineRows! / frames.baselineSeconds!;
   rows.push({
-    workload: `import frames (busy token, receive-stamped lines): ${mib([hour.frames])}, ${n(frames.events)} lines, ${n(frames.ticks)} ticks, peak RSS ${n(frames.maxRssMb)} MB`,
+    workload:
+      `import frames (busy token, receive-stamped lines): ${mib([hour.frames])}, ${n(frames.events)} lines, ${n(frames.ticks)} ticks, ` +
+      `peak RSS ${n(frames.maxRssMb)} MB`,
     service: `${service(frames)}; ${n(frames.ticks / frames.seconds)} ticks/s`,
     engine: `${n(raw)} ticks/s the same tick rows as JSONEachRow`,
     ratio: (frames.ticks / frames.seconds / raw).toFixed(2),

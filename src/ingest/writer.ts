@@ -162,7 +162,8 @@ export class BatchWriter implements RowSink {
     const tx = r.tx_hash ? tsvText(r.tx_hash) : '';
     this.add(
       'ticks',
-      `${asset.text(r.asset_id)}\t${this.tsv.time.text(r.t)}\t${r.seq}\t${r.event}\t${side.text(r.side)}\t${r.best_bid}\t${r.best_ask}\t${r.price}\t${r.size}\t` +
+      `${asset.text(r.asset_id)}\t${this.tsv.time.text(r.t)}\t${r.seq}\t${r.event}\t${side.text(r.side)}\t` +
+        `${r.best_bid}\t${r.best_ask}\t${r.price}\t${r.size}\t` +
         `${r.book_side}\t${market.text(r.market)}\t${local}\t${fee}\t${tx}`,
       // Numbers, names of enums and the escaped texts: ASCII unless one of the texts is not.
       asset.ascii && side.ascii && market.ascii && isAscii(tx),

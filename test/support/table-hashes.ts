@@ -3,8 +3,8 @@ import type { Engine } from '../../src/clickhouse/engine.js';
 
 /**
  * Per table: row count and an order-independent sum of row hashes, equal only for equal multisets of
- * rows (each row hashed as one tuple: cityHash64 of columns is NULL when one is, and sum() skips NULLs). markets (ReplacingMergeTree) and the rollups are read merged, so a background merge changes
- * nothing.
+ * rows (each row hashed as one tuple: cityHash64 of columns is NULL when one is, and sum() skips NULLs).
+ * markets (ReplacingMergeTree) and the rollups are read merged, so a background merge changes nothing.
  */
 export const HASHED: Record<string, string> = {
   ticks: 'ticks',
@@ -17,7 +17,8 @@ export const HASHED: Record<string, string> = {
   ticks_1d: '(SELECT asset_id, day, sum(ticks) FROM ticks_1d GROUP BY asset_id, day)',
   candles_1m: '(SELECT asset_id, bucket, argMinMerge(open), max(high), min(low), argMaxMerge(close), sum(volume) FROM candles_1m GROUP BY asset_id, bucket)',
   asset_stats:
-    '(SELECT asset_id, any(market), min(first_seen), max(last_seen), sum(total_ticks), sum(price_change_ticks), sum(book_ticks), sum(last_trade_ticks) FROM asset_stats GROUP BY asset_id)',
+    '(SELECT asset_id, any(market), min(first_seen), max(last_seen), sum(total_ticks), sum(price_change_ticks), sum(book_ticks), sum(last_trade_ticks) ' +
+    'FROM asset_stats GROUP BY asset_id)',
 };
 
 export async function tableHashes(engine: Engine): Promise<Record<string, string>> {

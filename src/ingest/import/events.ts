@@ -34,7 +34,8 @@ export const SIDE_SELL = 2;
 
 /** Whether `[price, size]` pairs (arrays of JSON texts) all hold two numbers ≥ 0. */
 export function levelsValidSql(pairs: string): string {
-  return `arrayAll(p -> length(p) = 2 AND ifNull(toFloat64OrNull(trim(BOTH '"' FROM p[1])) >= 0 AND toFloat64OrNull(trim(BOTH '"' FROM p[2])) >= 0, false), ${pairs})`;
+  return `arrayAll(p -> length(p) = 2
+    AND ifNull(toFloat64OrNull(trim(BOTH '"' FROM p[1])) >= 0 AND toFloat64OrNull(trim(BOTH '"' FROM p[2])) >= 0, false), ${pairs})`;
 }
 
 /** `[price, size]` pairs as the engine's Array(Tuple(Float64, Float64)) (valid ones: levelsValidSql). */
@@ -49,7 +50,8 @@ export function levelsSql(pairs: string): string {
  */
 export function bulkRowsSql(events: string): string {
   return `SELECT n, asset_id, market, t, local_t, side, price, size, assumeNotNull(bid) AS best_bid, assumeNotNull(ask) AS best_ask
-  FROM (SELECT *, best_bid AS bid, best_ask AS ask FROM (${events}) WHERE reason = '' AND kind = ${KIND_CHANGE} AND best_bid IS NOT NULL AND best_ask IS NOT NULL)`;
+  FROM (SELECT *, best_bid AS bid, best_ask AS ask FROM (${events})
+        WHERE reason = '' AND kind = ${KIND_CHANGE} AND best_bid IS NOT NULL AND best_ask IS NOT NULL)`;
 }
 
 /** A format's events SQL with every column of the exact type the readers expect (events.ts table above). */

@@ -173,7 +173,8 @@ export async function resolveUnit(
   for (const p of pending) {
     if (!valid.get(p)) {
       problems.push(
-        `an import of ${p.assets.length === 0 ? 'all its assets' : `${p.assets.length} asset(s)`} was interrupted (run ${p.run}) and the file has changed since: those rows may be stored in part`,
+        `an import of ${p.assets.length === 0 ? 'all its assets' : `${p.assets.length} asset(s)`} was interrupted (run ${p.run}) ` +
+          'and the file has changed since: those rows may be stored in part',
       );
       continue;
     }
@@ -269,7 +270,8 @@ export async function ledgerStatus(engine: Engine): Promise<string> {
        uniqExact(run) AS imports, 0 AS unfinished
      FROM import_ledger WHERE status = 'complete' GROUP BY unit
      UNION ALL
-     SELECT unit, any(format), any(files), any(bytes), any(digest), any(source_rows), any(length(assets)), 0, 0, 0, toUnixTimestamp64Milli(max(at)) AS last_at, 0,
+     SELECT unit, any(format), any(files), any(bytes), any(digest), any(source_rows), any(length(assets)), 0, 0, 0,
+       toUnixTimestamp64Milli(max(at)) AS last_at, 0,
        uniqExact(run) AS unfinished
      FROM import_ledger WHERE status = 'started' AND run NOT IN (SELECT run FROM import_ledger WHERE status = 'complete') GROUP BY unit)
      ORDER BY unit`,
@@ -281,7 +283,8 @@ export async function ledgerStatus(engine: Engine): Promise<string> {
     const files = r.files.map((f) => f.split('/').at(-1)).join(' + ');
     if (Number(r.unfinished) > 0) {
       lines.push(
-        `${r.unit} | ${files} | ${r.bytes} | ${r.source_rows} | - | - | ${r.unfinished} not completed (rerun it) | ${new Date(Number(r.last_at)).toISOString()}`,
+        `${r.unit} | ${files} | ${r.bytes} | ${r.source_rows} | - | - | ${r.unfinished} not completed (rerun it) | ` +
+          new Date(Number(r.last_at)).toISOString(),
       );
       continue;
     }

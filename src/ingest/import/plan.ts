@@ -242,7 +242,8 @@ async function planTardis(files: string[], plan: ImportPlan, inRange: (t: number
   }
   if (derived.length > 0) {
     plan.notes.push(
-      `skipped ${derived.length} file(s) of Tardis data derived from incremental_book_L2 and trades (${derived.slice(0, 3).join(', ')}${derived.length > 3 ? ', …' : ''})`,
+      `skipped ${derived.length} file(s) of Tardis data derived from incremental_book_L2 and trades ` +
+        `(${derived.slice(0, 3).join(', ')}${derived.length > 3 ? ', …' : ''})`,
     );
   }
   for (const [key, day] of days) {
