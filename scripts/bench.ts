@@ -34,6 +34,17 @@ function archiveSizes(): number[] {
 }
 
 async function main() {
+  // Modules that build their own input (BENCH_STANDALONE, e.g. import) run without the dataset and service.
+  const standalone = await standaloneOnly();
+  if (standalone) {
+    const rows: BenchRow[] = [];
+    for (const [name, fn] of standalone) {
+      say(`running ${name}…`);
+      rows.push(...(await fn(undefined as unknown as BenchContext)));
+    }
+    process.stdout.write(table(rows));
+    process.exit(0);
+  }
   const sizes = archiveSizes();
   const perSize: BenchRow[][] = [];
   for (const groups of sizes) {
@@ -45,6 +56,21 @@ async function main() {
   const rows = perSize[0].flatMap((row, i) => [row, ...perSize.slice(1).map((other) => other[i])].filter((r) => r !== undefined));
   process.stdout.write(table(rows));
   process.exit(0);
+}
+
+/** With BENCH_ONLY naming only modules that export BENCH_STANDALONE, their bench functions; else null. */
+async function standaloneOnly(): Promise<[string, BenchFn][] | null> {
+  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+  if (!only) return null;
+  const benches: [string, BenchFn][] = [];
+  for (const name of only) {
+    const file = fileURLToPath(new URL(`./bench/${name}.ts`, import.meta.url));
+    if (!CONTRIBUTED.includes(name) || !existsSync(file)) return null;
+    const mod = (await import(file)) as Record<string, unknown>;
+    if (mod.BENCH_STANDALONE !== true) return null;
+    for (const [fn, value] of Object.entries(mod)) if (fn.startsWith('bench') && typeof value === 'function') benches.push([`${name}.${fn}`, value as BenchFn]);
+  }
+  return benches;
 }
 
 /** Every bench on one archive (`groups` of GROUP_TICKS); `label`: workloads prefixed with the archive size. */

@@ -1,32 +1,37 @@
 import { parseArgs } from 'node:util';
 import { runCli } from '../src/cli.js';
-import { createEngine } from '../src/clickhouse/index.js';
+import { createEngine, type Engine } from '../src/clickhouse/index.js';
 import { runMigrations } from '../src/clickhouse/migrations.js';
 import { loadConfig } from '../src/config.js';
 import { readGammaFile } from '../src/ingest/frame-files.js';
 import type { GammaMarket } from '../src/ingest/gamma.js';
+import { ledgerStatus } from '../src/ingest/import/ledger.js';
 import { FORMATS, type ImportFormat, type ImportPlan, planImport } from '../src/ingest/import/plan.js';
 import { problemText } from '../src/ingest/import/problems.js';
+import { progressText } from '../src/ingest/import/progress.js';
 import { dryRunText, runImport, summaryText } from '../src/ingest/import/run.js';
 import { errorText } from '../src/log.js';
+import { parseTime } from '../src/time.js';
 
 const USAGE = `Usage: npm run import -- <format> <files | dir | glob>… [--assets <id,…>] [--from <time>] [--to <time>]
                          [--markets <gamma.json>] [--progress <seconds>] [--dry-run]
+       npm run import -- --status
 
-Imports public archives into the configured store (docs/INGEST.md §6), through the normalizer the
-live recorder uses. Formats:
+Imports public archives into the configured store (docs/INGEST.md §6). Formats:
   frames    one market-channel frame per line, optionally after its receive time (§3); plain, gzip or zstd
   recorder  the recorder's archive (as \`npm run ingest -- replay\`)
-  pmxt      pmxt hourly Parquet (polymarket_orderbook_YYYY-MM-DDTHH.parquet, v1 or v2)
-  tardis    Tardis CSV, incremental_book_L2 and trades of a day and symbol (tardis-dev file names)
+  pmxt      pmxt hourly Parquet (polymarket_orderbook_YYYY-MM-DDTHH.parquet, v1 or v2), read by the engine
+  tardis    Tardis CSV, incremental_book_L2 and trades of a day and symbol (tardis-dev file names), read by the engine
 --assets    only these asset ids (pmxt, tardis)
---from/--to pmxt hours / Tardis days in [from, to) (ISO 8601 or Unix ms); hours (days) of the range
-            without a file are source_missing gaps (default range: first to last file)
+--from/--to pmxt hours / Tardis days in [from, to) (ISO 8601 or Unix ms); hours (days) between the files
+            taken that no file covers are source_missing gaps
 --markets   a Gamma /markets answer: outcome labels, and condition ids for Tardis rows
---progress  seconds between progress lines (default 2)
+--progress  seconds between progress lines when the output is not a terminal (default 2)
 --dry-run   print what would be imported, write nothing
-Importing the same files again, or again after an interrupted run, adds nothing. Exit code 1 when
-any input problem was found (each named with its file and line or row group), 2 on bad arguments.`;
+--status    list what the ledger says was imported into this store
+Importing the same files again, a whole file after some of its --assets, or a file that grew since,
+adds nothing twice; so does running again after an interrupted import. Exit code 1 when any input
+problem was found (each named with its file and line or row group), 2 on bad arguments.`;
 
 interface Args {
   format: ImportFormat;
@@ -41,12 +46,12 @@ interface Args {
 
 function timeArg(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
-  const t = /^\d+$/.test(v) ? Number(v) : Date.parse(v);
-  if (!Number.isSafeInteger(t) || t < 0) throw new Error(`--${name} "${v}" is neither ISO 8601 nor Unix ms`);
+  const t = parseTime(v);
+  if (t === undefined) throw new Error(`--${name} "${v}" is neither an existing ISO 8601 date or time (e.g. 2026-05-01T10:00Z) nor Unix ms`);
   return t;
 }
 
-async function parseCommandLine(): Promise<Args> {
+async function parseCommandLine(): Promise<Args | 'status'> {
   try {
     const { values, positionals } = parseArgs({
       allowPositionals: true,
@@ -57,12 +62,17 @@ async function parseCommandLine(): Promise<Args> {
         markets: { type: 'string' },
         progress: { type: 'string' },
         'dry-run': { type: 'boolean' },
+        status: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
     if (values.help) {
       console.log(USAGE);
       process.exit(0);
+    }
+    if (values.status) {
+      if (positionals.length > 0) throw new Error('--status takes no format or files');
+      return 'status';
     }
     const [format, ...inputs] = positionals;
     if (!FORMATS.includes(format as ImportFormat)) throw new Error(format ? `unknown format "${format}"` : 'missing <format>');
@@ -83,8 +93,23 @@ async function parseCommandLine(): Promise<Args> {
   }
 }
 
+/** The configured store, migrated, for the length of `work`. */
+async function withEngine(work: (engine: Engine) => Promise<void>): Promise<void> {
+  const engine = createEngine(loadConfig());
+  try {
+    await runMigrations(engine);
+    await work(engine);
+  } finally {
+    await engine.close();
+  }
+}
+
 const args = await parseCommandLine();
 await runCli(async () => {
+  if (args === 'status') {
+    await withEngine(async (engine) => console.log(await ledgerStatus(engine)));
+    return;
+  }
   let plan: ImportPlan;
   try {
     plan = await planImport(args.format, args.inputs, { from: args.from, to: args.to });
@@ -96,25 +121,25 @@ await runCli(async () => {
     console.log(dryRunText(plan));
     process.exit(plan.problems.length > 0 ? 1 : 0);
   }
-  const engine = createEngine(loadConfig());
   let failed = false;
-  try {
+  // On a terminal one line is redrawn (every 0.2 s); in a log, a line every --progress seconds.
+  const tty = process.stdout.isTTY === true;
+  await withEngine(async (engine) => {
     console.log(`ClickHouse: ${engine.location}`);
-    await runMigrations(engine);
     const summary = await runImport(engine, plan, {
       assets: args.assets,
       markets: args.markets,
-      progressEveryMs: args.progressMs,
-      onProblem: (p) => process.stderr.write(`import: ${problemText(p)}\n`),
+      progressEveryMs: tty ? 200 : args.progressMs,
+      onProblem: (p) => process.stderr.write(`${tty ? '\r\x1b[K' : ''}import: ${problemText(p)}\n`),
       onProgress: (p) => {
-        const eta = p.etaSeconds === null ? '?' : `${p.etaSeconds} s`;
-        console.log(`  files ${p.unitsDone}/${p.units}, ${p.rows} rows, ${p.rowsPerSecond} rows/s, ETA ${eta}, ${(p.elapsedMs / 1000).toFixed(1)} s`);
+        const line = progressText(p, tty ? process.stdout.columns : undefined);
+        if (tty) process.stdout.write(`\r\x1b[K${line}`);
+        else console.log(`  ${line}`);
       },
     });
+    if (tty) process.stdout.write('\r\x1b[K');
     console.log(summaryText(plan, summary));
     failed = summary.problems > 0;
-  } finally {
-    await engine.close();
-  }
+  });
   if (failed) process.exit(1);
 });

@@ -133,6 +133,8 @@ describe('GET /v1/coverage', () => {
           { date: '2026-06-04', condition: 'degraded', ticks: 1, gap_ms: 5000 + 6 * H },
           { date: '2026-06-05', condition: 'missing', ticks: 0, gap_ms: 12 * H },
         ],
+        // Recorded, not imported: no import stored anything of it.
+        imports: [],
       },
     });
     expect(res.headers.get('content-type')).toBe('application/json');
@@ -161,6 +163,7 @@ describe('GET /v1/coverage', () => {
         { date: '2026-06-04', condition: 'degraded', ticks: 1, gap_ms: DAY - (6 * H - 10) },
         { date: '2026-06-05', condition: 'missing', ticks: 0, gap_ms: 12 * H },
       ],
+      imports: [],
     });
   });
 
@@ -197,6 +200,7 @@ describe('GET /v1/coverage', () => {
         { date: '2026-06-02', condition: 'unknown', ticks: 2, gap_ms: DAY },
         { date: '2026-06-03', condition: 'unknown', ticks: 0, gap_ms: DAY },
       ],
+      imports: [],
     });
   });
 

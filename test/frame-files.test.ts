@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
 import { loadMigrations } from '../src/clickhouse/migrations.js';
 import { type ReplayProgress, replayFile, replayLines } from '../src/ingest/frame-files.js';
+import { BatchWriter } from '../src/ingest/writer.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
 import { fixturePath } from './support/fixtures.js';
 
@@ -258,6 +259,34 @@ describe('replayLines', () => {
     ]);
     const [market] = await engine.rows(`SELECT question, outcome FROM markets WHERE asset_id = 'utf-si'`);
     expect(market).toEqual({ question: '¿Llueve mañana? 雨', outcome: 'Sí' });
+  });
+
+  it('stores tick times exactly whatever their digits (the engine reads a bare number in text by its length)', async () => {
+    // ms and µs at the edges of the engine's text heuristics: 4 digits (a year), 5 (seconds), 10 (seconds), 13 (ms).
+    const times = [0, 5, 999, 2000, 99_999, 1_788_264_000, 1_788_264_000_123, 4_102_444_800_000];
+    const writer = new BatchWriter(engine, { sourceId: 'times-test' });
+    times.forEach((t, i) =>
+      writer.tick({
+        asset_id: 'times-a',
+        t,
+        seq: i,
+        event: 'last_trade_price',
+        side: 'BUY',
+        best_bid: 0,
+        best_ask: 0,
+        price: 0.5,
+        size: 1,
+        book_side: 'BUY',
+        market: '0xtimes',
+        ...(i % 2 ? { local_t: t * 1000 + 7 } : {}),
+      }),
+    );
+    await writer.flush();
+    const rows = await engine.rows<{ t: string; local_t: string }>(
+      `SELECT toString(toUnixTimestamp64Milli(t)) AS t, toString(toUnixTimestamp64Micro(local_t)) AS local_t
+       FROM ticks WHERE asset_id = 'times-a' ORDER BY seq`,
+    );
+    expect(rows.map((r) => [Number(r.t), Number(r.local_t)])).toEqual(times.map((t, i) => [t, i % 2 ? t * 1000 + 7 : t * 1000]));
   });
 
   it('migration 007 copies existing changes and snapshots into book_events exactly as its views do', async () => {

@@ -3,7 +3,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planImport } from '../src/ingest/import/plan.js';
+import { type LinesUnit, planImport } from '../src/ingest/import/plan.js';
 import { runImport } from '../src/ingest/import/run.js';
 import { type DataApp, startDataApp } from './support/data-app.js';
 import { fixturePath } from './support/fixtures.js';
@@ -168,6 +168,11 @@ describe('pmxt', () => {
       ],
       gaps: [{ from: H10 + H, to: H10 + 2 * H, reason: 'source_missing' }],
     });
+    // The ledger counts, per asset, what each hour's import stored of it.
+    expect((await cov(YES)).imports).toEqual([
+      { format: 'pmxt', unit: 'pmxt:2026-05-01T10', from: H10, to: H10 + H, events: 7, imported_at: expect.any(Number) },
+      { format: 'pmxt', unit: 'pmxt:2026-05-01T12', from: H10 + 2 * H, to: H10 + 3 * H, events: 7, imported_at: expect.any(Number) },
+    ]);
     expect(await cov(NO)).toMatchObject({
       captured: [{ from: H10, to: H10 + H }],
       gaps: [
@@ -239,9 +244,9 @@ describe('frames', () => {
     expect(a.rows).toMatchObject({ ticks: 5, book_snapshots: 3 });
     // Read through the same lines: the plain file is another source (its own id) with identical rows.
     const lines: string[] = [];
-    for await (const l of plain.units[0].lines({ report: () => {}, onBytes: () => {}, marketOf: new Map() })) lines.push(l);
+    for await (const l of (plain.units[0] as LinesUnit).lines({ report: () => {}, onBytes: () => {}, assets: () => [] })) lines.push(...l);
     const zlines: string[] = [];
-    for await (const l of zstd.units[0].lines({ report: () => {}, onBytes: () => {}, marketOf: new Map() })) zlines.push(l);
+    for await (const l of (zstd.units[0] as LinesUnit).lines({ report: () => {}, onBytes: () => {}, assets: () => [] })) zlines.push(...l);
     expect(zlines.map((l) => l.replace(/import-frames-[0-9a-f]+/, 'RUN'))).toEqual(lines.map((l) => l.replace(/import-frames-[0-9a-f]+/, 'RUN')));
     const asset = '25245433628208476987364023432306599125597948324625578977436890641930158259698';
     const T = 1766481546487;
@@ -317,7 +322,7 @@ describe('bad input', () => {
       onProblem: (p) => problems.push(`${p.file.slice(csvDir.length + 1, csvDir.length + 40)} ${p.where}: ${p.message}`),
     });
     expect(problems).toEqual([
-      'polymarket_incremental_book_L2_2026-05- : stopped: unexpected end of file',
+      'polymarket_incremental_book_L2_2026-05- : stopped: the file is cut short or corrupt (ZLIB_INFLATE_FAILED)',
       'polymarket_trades_2026-05-04_5453304381 line 3: timestamp and local_timestamp must be integer µs',
       'polymarket_trades_2026-05-04_5453304381 line 4: side "sideways" is not buy, sell or unknown',
     ]);

@@ -51,6 +51,14 @@ class Outage implements Engine {
     this.check();
     return this.inner.insertJsonEachRow(table, body, settings);
   }
+  async insertTsv(...args: Parameters<Engine['insertTsv']>) {
+    this.check();
+    return this.inner.insertTsv(...args);
+  }
+  async localFile(...args: Parameters<Engine['localFile']>) {
+    this.check();
+    return this.inner.localFile(...args);
+  }
   stream(sql: string, format: string, options?: QueryOptions) {
     this.check();
     return this.inner.stream(sql, format, options);

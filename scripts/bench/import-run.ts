@@ -1,125 +1,132 @@
-import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
+import { createInterface } from 'node:readline';
 import { EmbeddedEngine } from '../../src/clickhouse/embedded.js';
 import { runMigrations } from '../../src/clickhouse/migrations.js';
-import { generateDemo } from '../../src/demo/frames.js';
 import { planImport } from '../../src/ingest/import/plan.js';
 import { runImport } from '../../src/ingest/import/run.js';
-import { receiveTimePrefix } from '../../src/ingest/receive-time.js';
 import { setLogLevel } from '../../src/log.js';
+import type { ArchiveHour } from './archive-hour.js';
 
 /**
- * The child side of the import bench (scripts/bench/import.ts): `import-run.ts <ticks> <frames|tardis>`.
- * frames: the demo frames with receive times, written to a file, imported (`import frames`) into a
- * fresh engine. tardis: the same frames imported, then written out by the engine as one Tardis
- * incremental_book_L2 file and one trades file (all assets, by local_timestamp), imported into the
- * emptied engine; only that import is timed. Then the stored tick rows are inserted again as raw
- * JSONEachRow (the baseline). Prints one JSON line; peak RSS is the whole child's.
+ * The child side of the import bench (scripts/bench/import.ts): `import-run.ts <what> <archive.json>`,
+ * one run in a fresh chDB directory (one per process), timed from the plan to the last row stored.
+ * - `pmxt`, `tardis`, `frames`: `npm run import` of the generated hour's pmxt file, its busy token's
+ *   Tardis day, its busy token's frame lines; every table and the book pass included.
+ * - `pmxt-ceiling`, `tardis-ceiling`: the engine alone, `INSERT … SELECT *` of the same files into one
+ *   MergeTree table of their own columns ordered by (asset, time): the ceiling an import can approach.
+ * - `frames` also times its baseline after the import: the stored tick rows, serialized beforehand as
+ *   JSONEachRow, inserted by the engine in batches of the writer's size (frames are JSON text).
+ * Prints one JSON line (ImportRun). Peak RSS is the whole child's (the engine runs in it), taken before
+ * any baseline.
  */
-const [ticksArg, format] = process.argv.slice(2);
+export interface ImportRun {
+  seconds: number;
+  cpuSeconds: number;
+  /** Input rows (pmxt, Tardis) or lines (frames) read. */
+  events: number;
+  ticks: number;
+  /** Rows stored in every table the import writes. */
+  rows: number;
+  problems: number;
+  maxRssMb: number;
+  baselineSeconds?: number;
+  baselineRows?: number;
+}
+
+const [what, archiveJson] = process.argv.slice(2);
 setLogLevel('error');
+const hour = JSON.parse(archiveJson) as ArchiveHour;
 const dir = mkdtempSync(join(tmpdir(), 'tickhouse-bench-import-'));
-const DAY = '2026-09-01';
-
 const engine = EmbeddedEngine.open(join(dir, 'engine'), 4);
-await runMigrations(engine);
+
 try {
-  const demo = generateDemo({ seed: 11, ticks: Number(ticksArg), endMs: Date.UTC(2026, 8, 1, 23) });
-  const frames = join(dir, 'frames.jsonl');
-  const out = createWriteStream(frames);
-  let lines = 0;
-  for (const frame of demo.frames()) {
-    const line = `${receiveTimePrefix(Date.UTC(2026, 8, 1) * 1000 + lines * 1500)}${frame}\n`;
-    lines++;
-    if (!out.write(line)) await new Promise((r) => out.once('drain', r));
-  }
-  await new Promise((r) => out.end(r));
-
-  let file = frames;
-  let started = performance.now();
-  let summary = await runImport(engine, await planImport('frames', [frames]));
-  if (format === 'tardis') {
-    const book = join(dir, `polymarket_incremental_book_L2_${DAY}_ALL.csv`);
-    const trades = join(dir, `polymarket_trades_${DAY}_ALL.csv`);
-    // The engine writes the CSV (JS never touches a row): snapshots' levels, asks then bids, and changes.
-    await pipeline(
-      engine.stream(
-        `SELECT line FROM (
-           SELECT concat('polymarket,', asset_id, ',', toString(toUnixTimestamp64Milli(t) * 1000), ',', toString(toUnixTimestamp64Micro(local_t)), ',true,',
-                         l.1, ',', toString(l.2), ',', toString(l.3)) AS line, local_t AS lt, seq, n
-           FROM (SELECT *, arrayConcat(arrayMap(x -> ('ask', x.1, x.2), asks), arrayMap(x -> ('bid', x.1, x.2), bids)) AS levels
-                 FROM book_snapshots WHERE is_checkpoint = 0)
-           ARRAY JOIN levels AS l, arrayEnumerate(levels) AS n
-           UNION ALL
-           SELECT concat('polymarket,', asset_id, ',', toString(toUnixTimestamp64Milli(t) * 1000), ',', toString(toUnixTimestamp64Micro(local_t)), ',false,',
-                         if(book_side = 'BUY', 'bid', 'ask'), ',', toString(price), ',', toString(size)), local_t, seq, 0
-           FROM ticks WHERE event = 'price_change')
-         ORDER BY lt, seq, n`,
-        'TSVRaw',
-      ),
-      createWriteStream(book),
-    );
-    await pipeline(
-      engine.stream(
-        `SELECT concat('polymarket,', asset_id, ',', toString(toUnixTimestamp64Milli(t) * 1000), ',', toString(toUnixTimestamp64Micro(local_t)), ',,',
-                       lower(toString(book_side)), ',', toString(price), ',', toString(size))
-         FROM ticks WHERE event = 'last_trade_price' ORDER BY local_t, seq`,
-        'TSVRaw',
-      ),
-      createWriteStream(trades),
-    );
-    await prepend(book, 'exchange,symbol,timestamp,local_timestamp,is_snapshot,side,price,amount');
-    await prepend(trades, 'exchange,symbol,timestamp,local_timestamp,id,side,price,amount');
-    // One chDB directory per process: the store is emptied instead of opening a fresh one.
-    const tables = await engine.rows<{ name: string }>(
-      `SELECT name FROM system.tables WHERE database = currentDatabase() AND engine LIKE '%MergeTree' AND name != 'schema_migrations'`,
-    );
-    for (const { name } of tables) await engine.command(`TRUNCATE TABLE ${name}`);
-    file = book;
-    started = performance.now();
-    summary = await runImport(engine, await planImport('tardis', [book, trades]));
-  }
-  const seconds = (performance.now() - started) / 1000;
-  const rows = Object.values(summary.rows).reduce((a, b) => a + b, 0);
-  // Before the baseline, which holds its rows in JS.
-  const maxRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
-
-  // Baseline: the same tick rows (seq shifted so deduplication does not drop them), serialized
-  // beforehand, inserted by the engine alone in batches of the writer's default size.
-  const text = (
-    await engine.rows<{ line: string }>(
-      "SELECT formatRow('JSONEachRow', asset_id, t, seq + 1 AS seq, event, side, best_bid, best_ask, price, size, market, local_t) AS line " +
-        'FROM ticks ORDER BY ' +
-        'asset_id, t, seq',
-    )
-  ).map((r) => r.line.trimEnd());
-  const rawStarted = performance.now();
-  for (let i = 0; i < text.length; i += 50_000) {
-    await engine.insertJsonEachRow('ticks', text.slice(i, i + 50_000).join('\n'), { deduplicate_blocks_in_dependent_materialized_views: 1 });
-  }
-  const rawSeconds = (performance.now() - rawStarted) / 1000;
-  process.stdout.write(
-    `${JSON.stringify({
-      seconds,
+  await runMigrations(engine);
+  const cpu0 = process.cpuUsage();
+  const started = performance.now();
+  const timed = () => {
+    const c = process.cpuUsage(cpu0);
+    return { seconds: (performance.now() - started) / 1000, cpuSeconds: (c.user + c.system) / 1e6 };
+  };
+  let run: ImportRun;
+  if (what === 'pmxt-ceiling') {
+    const rows = await ceiling(engine, [hour.pmxt], 'Parquet', 'asset_id, timestamp');
+    run = { ...timed(), events: rows, ticks: 0, rows, problems: 0, maxRssMb: maxRssMb() };
+  } else if (what === 'tardis-ceiling') {
+    const rows = await ceiling(engine, hour.tardis, 'CSVWithNames', 'symbol, timestamp');
+    run = { ...timed(), events: rows, ticks: 0, rows, problems: 0, maxRssMb: maxRssMb() };
+  } else if (what === 'pmxt' || what === 'tardis' || what === 'frames') {
+    const files = what === 'pmxt' ? [hour.pmxt] : what === 'tardis' ? hour.tardis : [hour.frames];
+    const summary = await runImport(engine, await planImport(what, files));
+    run = {
+      ...timed(),
       events: summary.events,
       ticks: summary.rows.ticks,
-      rows,
+      rows: Object.values(summary.rows).reduce((a, b) => a + b, 0),
       problems: summary.problems,
-      bytes: statSync(file).size,
-      maxRssMb,
-      rawSeconds,
-      rawTicks: text.length,
-    })}\n`,
-  );
+      maxRssMb: maxRssMb(),
+    };
+    if (what === 'frames') Object.assign(run, await jsonBaseline(engine));
+  } else {
+    throw new Error(`unknown run ${what}`);
+  }
+  process.stdout.write(`${JSON.stringify(run)}\n`);
 } finally {
   await engine.close();
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** Writes the header line in front of a file the engine wrote. */
-async function prepend(path: string, header: string): Promise<void> {
-  const { readFile, writeFile } = await import('node:fs/promises');
-  await writeFile(path, Buffer.concat([Buffer.from(`${header}\n`), await readFile(path)]));
+function maxRssMb(): number {
+  return Math.round(process.resourceUsage().maxRSS / 1024);
+}
+
+/**
+ * The engine's own INSERT … SELECT of `files` into one MergeTree table of the files' columns (types as
+ * the engine reads them), ordered by `key`, with the engine's default settings: rows inserted.
+ */
+async function ceiling(engine: EmbeddedEngine, files: string[], format: string, key: string): Promise<number> {
+  let rows = 0;
+  for (const [i, path] of files.entries()) {
+    const table = `ceiling_${i}`;
+    const source = `file({path:String}, ${format})`;
+    const params = { path };
+    await engine.command(`CREATE TABLE ${table} ENGINE = MergeTree ORDER BY (${key}) SETTINGS allow_nullable_key = 1 AS SELECT * FROM ${source} LIMIT 0`, {
+      params,
+    });
+    await engine.command(`INSERT INTO ${table} SELECT * FROM ${source}`, { params });
+    const [{ n }] = await engine.rows<{ n: string }>(`SELECT count() AS n FROM ${table}`);
+    rows += Number(n);
+  }
+  return rows;
+}
+
+/**
+ * The tick rows the import stored, serialized beforehand as JSONEachRow (seq shifted so deduplication
+ * keeps them), inserted again by the engine alone in batches of the writer's default size, into the
+ * same table with its views: what inserting the same rows as JSON costs the engine.
+ */
+async function jsonBaseline(engine: EmbeddedEngine): Promise<{ baselineSeconds: number; baselineRows: number }> {
+  // Streamed: one result of every row as text is longer than a string may be.
+  const stream = engine.stream(
+    `SELECT asset_id, toUnixTimestamp64Milli(t) AS t, seq + 1 AS seq, event, side, best_bid, best_ask, price, size, book_side, market,
+       toUnixTimestamp64Micro(local_t) AS local_t
+     FROM ticks ORDER BY asset_id, t, seq SETTINGS output_format_json_quote_64bit_integers = 0`,
+    'JSONEachRow',
+  );
+  const bodies: string[] = [];
+  let lines: string[] = [];
+  let rows = 0;
+  for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+    rows++;
+    lines.push(line);
+    if (lines.length === 50_000) {
+      bodies.push(lines.join('\n'));
+      lines = [];
+    }
+  }
+  if (lines.length > 0) bodies.push(lines.join('\n'));
+  const started = performance.now();
+  for (const body of bodies) await engine.insertJsonEachRow('ticks', body, { deduplicate_blocks_in_dependent_materialized_views: 1 });
+  return { baselineSeconds: (performance.now() - started) / 1000, baselineRows: rows };
 }

@@ -1,57 +1,90 @@
 import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { type ArchiveHour, archiveOptionsFromEnv, ensureArchiveHour } from './archive-hour.js';
+import type { ImportRun } from './import-run.js';
 import type { BenchRow } from './types.js';
 
 /**
- * `npm run import` (docs/INGEST.md §6): the demo generator's frames with receive times imported as
- * `frames`, and the same rows written by the engine as Tardis CSV and imported as `tardis`, each in a
- * child process (one chDB directory per process) from the first line read to the last row stored.
- * The baseline is the same engine inserting the same tick rows, already serialized, as JSONEachRow in
- * batches of the writer's size. Target (issue 29): ≥ 300,000 events/s and ≥ 0.5× the baseline; peak
- * RSS is the importing process's, before the baseline runs.
+ * `npm run import` at real size (issue 36, docs/INGEST.md §6) on the generated pmxt v2 hour
+ * (scripts/bench/archive-hour.ts: 30 M rows over 40,000 tokens by default, BENCH_IMPORT_ROWS and
+ * BENCH_IMPORT_TOKENS to change it; built once under .bench-data/), each run in a child process of its
+ * own (scripts/bench/import-run.ts):
+ * - pmxt: events/s wall clock from the plan to the last row of every table, the book pass included,
+ *   against the engine's own INSERT … SELECT * of the same file into one MergeTree table (the ceiling);
+ * - tardis: the busy token's day (incremental_book_L2 + trades), against the same ceiling of its CSVs;
+ * - frames: the busy token's receive-stamped lines (JSON), against the engine inserting the same tick
+ *   rows as JSONEachRow.
+ * Targets (issue 36): pmxt ≥ 500,000 events/s and ≥ 0.3× its ceiling, peak RSS ≤ 1 GB; Tardis and
+ * frames ≥ 200,000 events/s, frames ≥ 0.7× the JSON insert.
  */
-const TICKS = 1_000_000;
+const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)), '.bench-data');
 
-interface ImportRun {
-  seconds: number;
-  events: number;
-  ticks: number;
-  rows: number;
-  problems: number;
-  bytes: number;
-  maxRssMb: number;
-  rawSeconds: number;
-  rawTicks: number;
-}
+/** The import bench needs neither the tick dataset nor the service (scripts/bench.ts skips them). */
+export const BENCH_STANDALONE = true;
 
-async function run(format: 'frames' | 'tardis'): Promise<ImportRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./import-run.ts', import.meta.url)), String(TICKS), format], {
+async function run(what: string, hour: ArchiveHour): Promise<ImportRun> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./import-run.ts', import.meta.url)), what, JSON.stringify(hour)], {
     cwd: fileURLToPath(new URL('../..', import.meta.url)),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
     for await (const line of createInterface({ input: child.stdout! })) return JSON.parse(line) as ImportRun;
-    throw new Error('the import bench process ended early');
+    throw new Error(`the import bench process (${what}) ended early`);
   } finally {
     child.kill('SIGTERM');
   }
 }
 
 const n = (x: number) => Math.round(x).toLocaleString('en-US');
+const mib = (paths: string[]) => `${(paths.reduce((a, p) => a + statSync(p).size, 0) / 2 ** 20).toFixed(0)} MiB`;
 
-function row(r: ImportRun, what: string): BenchRow {
-  const events = r.events / r.seconds;
-  const ticks = r.ticks / r.seconds;
-  const raw = r.rawTicks / r.rawSeconds;
-  return {
-    workload: `import ${what}: ${(r.bytes / 2 ** 20).toFixed(0)} MiB, ${n(r.events)} events (${n(r.ticks)} ticks), ` + `peak RSS ${r.maxRssMb} MB`,
-    service: `${n(events)} events/s, ${n(ticks)} ticks/s (${n(r.rows / r.seconds)} rows/s all tables)`,
-    engine: `${n(raw)} rows/s raw JSONEachRow inserts`,
-    ratio: (ticks / raw).toFixed(2),
-  };
+function service(r: ImportRun): string {
+  const problems = r.problems ? `, ${n(r.problems)} PROBLEMS` : '';
+  const rows = `${n(r.rows / r.seconds)} rows/s all tables${problems}`;
+  return `${n(r.events / r.seconds)} events/s (${r.seconds.toFixed(1)} s wall, ${r.cpuSeconds.toFixed(1)} s CPU, ${rows})`;
 }
 
 export async function benchImport(): Promise<BenchRow[]> {
-  return [row(await run('frames'), 'frames (receive-stamped lines)'), row(await run('tardis'), 'tardis (incremental_book_L2 + trades CSV)')];
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  const hour = await ensureArchiveHour(ROOT, archiveOptionsFromEnv(), say);
+  const rows: BenchRow[] = [];
+
+  say('  import: pmxt hour…');
+  const pmxt = await run('pmxt', hour);
+  say('  import: pmxt ceiling…');
+  const pmxtCeiling = await run('pmxt-ceiling', hour);
+  rows.push({
+    workload: `import pmxt v2 hour: ${mib([hour.pmxt])}, ${n(pmxt.events)} rows over ${n(hour.tokens)} tokens, peak RSS ${n(pmxt.maxRssMb)} MB`,
+    service: service(pmxt),
+    engine:
+      `${n(pmxtCeiling.rows / pmxtCeiling.seconds)} rows/s INSERT … SELECT * into one MergeTree (asset_id, timestamp), ` +
+      `peak RSS ${n(pmxtCeiling.maxRssMb)} MB`,
+    ratio: (pmxt.events / pmxt.seconds / (pmxtCeiling.rows / pmxtCeiling.seconds)).toFixed(2),
+  });
+
+  say('  import: Tardis day…');
+  const tardis = await run('tardis', hour);
+  const tardisCeiling = await run('tardis-ceiling', hour);
+  rows.push({
+    workload: `import tardis day (busy token, book L2 + trades): ${mib(hour.tardis)} gzip, ${n(tardis.events)} rows, peak RSS ${n(tardis.maxRssMb)} MB`,
+    service: service(tardis),
+    engine: `${n(tardisCeiling.rows / tardisCeiling.seconds)} rows/s INSERT … SELECT * into one MergeTree (symbol, timestamp)`,
+    ratio: (tardis.events / tardis.seconds / (tardisCeiling.rows / tardisCeiling.seconds)).toFixed(2),
+  });
+
+  say('  import: frames…');
+  const frames = await run('frames', hour);
+  const raw = frames.baselineRows! / frames.baselineSeconds!;
+  rows.push({
+    workload:
+      `import frames (busy token, receive-stamped lines): ${mib([hour.frames])}, ${n(frames.events)} lines, ${n(frames.ticks)} ticks, ` +
+      `peak RSS ${n(frames.maxRssMb)} MB`,
+    service: `${service(frames)}; ${n(frames.ticks / frames.seconds)} ticks/s`,
+    engine: `${n(raw)} ticks/s the same tick rows as JSONEachRow`,
+    ratio: (frames.ticks / frames.seconds / raw).toFixed(2),
+  });
+  return rows;
 }

@@ -69,6 +69,11 @@ export abstract class RowBinaryReader {
     return this.view.getUint32(at, true) + this.view.getUint32(at + 4, true) * 4_294_967_296;
   }
 
+  /** UInt32 at `at`. */
+  protected uint32(at: number): number {
+    return this.view.getUint32(at, true);
+  }
+
   /** UInt16 at `at`. */
   protected uint16(at: number): number {
     return this.view.getUint16(at, true);
@@ -87,6 +92,7 @@ export abstract class RowBinaryReader {
   /** A String: its varint length, then its UTF-8 bytes. */
   protected string(): string {
     const length = this.varUInt();
+    if (length === 0) return '';
     this.need(length);
     const end = this.pos + length;
     const s = this.buf.toString('utf8', this.pos, end);

@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { Readable, Transform } from 'node:stream';
 import { type ClickHouseClient, createClient, drainStream, extractErrorAtTheEndOfChunk } from '@clickhouse/client';
-import { type Engine, type QueryOptions, SESSION_SETTINGS, type Settings } from './engine.js';
+import { type Engine, type LocalFile, type LocalFileCompression, type LocalFileFormat, type QueryOptions, SESSION_SETTINGS, type Settings } from './engine.js';
 import { EngineUnavailableError, isConnectionError } from './errors.js';
+import { sqlString } from './literals.js';
 
 export interface ServerOptions {
   url: string;
@@ -73,6 +76,46 @@ export class ServerEngine implements Engine {
     await this.guard(async () => {
       const { stream } = await this.client.exec({
         query: `INSERT INTO ${table} FORMAT JSONEachRow`,
+        values: Readable.from([typeof body === 'string' ? Buffer.from(body) : body], { objectMode: false }),
+        clickhouse_settings: settings,
+      });
+      await drainStream(stream);
+    });
+  }
+
+  /**
+   * The server cannot read this machine's files: the file's bytes go to a table of its own, as they are
+   * (the server decompresses what Content-Encoding names), numbered in file order by one thread.
+   */
+  async localFile(path: string, format: LocalFileFormat, structure: string, compression: LocalFileCompression): Promise<LocalFile> {
+    const table = `_import_file_${randomUUID().replaceAll('-', '')}`;
+    const release = () => this.command(`DROP TABLE IF EXISTS ${table}`);
+    await this.command(`CREATE TABLE ${table} (${structure}, _n UInt64) ENGINE = MergeTree ORDER BY _n`);
+    try {
+      await this.guard(async () => {
+        const { stream } = await this.client.exec({
+          query: `INSERT INTO ${table} SELECT *, rowNumberInAllBlocks() FROM input(${sqlString(structure)}) FORMAT ${format}`,
+          values: createReadStream(path),
+          // One thread reading the input in order: row numbers are file order.
+          clickhouse_settings: { max_threads: 1, max_insert_threads: '1', input_format_parquet_preserve_order: 1 },
+          http_headers: compression === 'none' ? {} : { 'Content-Encoding': compression },
+        });
+        await drainStream(stream);
+      });
+    } catch (err) {
+      await release().catch(() => {});
+      throw err;
+    }
+    return { table, rowNumber: '_n', params: {}, settings: '', release };
+  }
+
+  async insertTsv(table: string, columns: readonly string[], body: string | Buffer, settings?: Settings): Promise<void> {
+    if (!body.length) return;
+    const name = /^[A-Za-z_][A-Za-z0-9_]*$/;
+    if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(table) || !columns.every((c) => name.test(c))) throw new Error(`invalid table or column name in ${table}`);
+    await this.guard(async () => {
+      const { stream } = await this.client.exec({
+        query: `INSERT INTO ${table} (${columns.join(', ')}) FORMAT TabSeparated`,
         values: Readable.from([typeof body === 'string' ? Buffer.from(body) : body], { objectMode: false }),
         clickhouse_settings: settings,
       });

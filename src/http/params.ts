@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { MAX_TIME } from '../time.js';
 
 /**
  * Query parameter schemas (docs/API.md §5). Each parses the raw query string itself so the 400 message
@@ -26,7 +27,7 @@ export const intParam = (name: string, min: number, max: number) =>
 /** Unix milliseconds: a non-negative integer (docs/API.md §1). */
 export const timeParam = (name: string) =>
   parsed(name, 'must be an integer of Unix milliseconds (UTC), 0 or more', (raw) =>
-    INTEGER.test(raw) && Number(raw) <= 8_640_000_000_000_000 ? Number(raw) : undefined,
+    INTEGER.test(raw) && Number(raw) <= MAX_TIME ? Number(raw) : undefined,
   ).openapi({ type: 'integer', minimum: 0, example: 1766481546487 });
 
 /**

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { CheckpointPolicy } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
-import { splitLines } from '../clickhouse/lines.js';
+import { lineBatches } from '../clickhouse/lines.js';
 import { type GammaMarket, parseGammaMarkets } from './gamma.js';
 import { openDecompressed } from './import/sources.js';
-import { fileSeq, Normalizer, type NormalizerStats } from './normalizer.js';
+import { fileSeq, Normalizer, type NormalizerStats, type RowSink } from './normalizer.js';
 import { BatchWriter, type WriterStats } from './writer.js';
 
 export interface ReplayProgress {
@@ -25,6 +25,8 @@ export interface ReplayOptions {
   markets?: readonly GammaMarket[];
   batchRows?: number;
   checkpoints?: CheckpointPolicy | false;
+  /** When given, counts each asset's events (ticks and market events) into it, with their first and last time + 1 ms. */
+  perAsset?: Map<string, { events: number; from: number; to: number }>;
   /** Called at most every `progressEveryMs` (default 2000) while lines are read. */
   onProgress?: (progress: ReplayProgress) => void;
   progressEveryMs?: number;
@@ -43,10 +45,15 @@ export interface ReplaySummary {
  * Normalizes raw frame lines and writes the rows, waiting for the writer when it is behind; memory
  * stays flat however long the input. Resolves once every row is stored.
  */
-export async function replayLines(engine: Engine, lines: AsyncIterable<string> | Iterable<string>, opts: ReplayOptions): Promise<ReplaySummary> {
+export async function replayLines(
+  engine: Engine,
+  lines: AsyncIterable<string | string[]> | Iterable<string | string[]>,
+  opts: ReplayOptions,
+): Promise<ReplaySummary> {
   const started = performance.now();
   const writer = new BatchWriter(engine, { sourceId: opts.sourceId, batchRows: opts.batchRows });
-  const normalizer = new Normalizer(writer, { seq: fileSeq(opts.sourceId), checkpoints: opts.checkpoints });
+  const sink = opts.perAsset ? countingSink(writer, opts.perAsset) : writer;
+  const normalizer = new Normalizer(sink, { seq: fileSeq(opts.sourceId), checkpoints: opts.checkpoints });
   const gamma = parseGammaMarkets(opts.markets ?? []);
   normalizer.addMarkets(gamma.rows);
 
@@ -54,12 +61,17 @@ export async function replayLines(engine: Engine, lines: AsyncIterable<string> |
   let nextProgress = started + every;
   const progress = () => ({ lines: normalizer.stats.lines, rowsWritten: totalRows(writer.stats), elapsedMs: performance.now() - started });
   try {
-    for await (const line of lines) {
-      normalizer.push(line);
-      const wait = writer.ready();
-      if (wait) await wait;
-      // Reading the clock on every line would cost more than the rest of a small line's work.
-      if (opts.onProgress && (normalizer.stats.lines & 1023) === 0 && performance.now() >= nextProgress) {
+    // Lines come one by one or in arrays (a file read chunk by chunk: one await per chunk, not per line).
+    for await (const item of lines) {
+      const single = typeof item === 'string';
+      for (const line of single ? [item] : item) {
+        normalizer.push(line);
+        const wait = writer.ready();
+        if (wait) await wait;
+      }
+      // Reading the clock on every line would cost more than the rest of a small line's work: once
+      // every 1024 single lines, once an array.
+      if (opts.onProgress && (!single || (normalizer.stats.lines & 1023) === 0) && performance.now() >= nextProgress) {
         nextProgress = performance.now() + every;
         opts.onProgress(progress());
       }
@@ -71,6 +83,33 @@ export async function replayLines(engine: Engine, lines: AsyncIterable<string> |
   }
   await writer.flush();
   return { sourceId: opts.sourceId, normalizer: normalizer.stats, writer: writer.stats, invalidMarkets: gamma.invalid, elapsedMs: performance.now() - started };
+}
+
+/** The writer, with each tick and market event counted for its asset on the way. */
+function countingSink(writer: BatchWriter, counts: NonNullable<ReplayOptions['perAsset']>): RowSink {
+  const count = (asset: string, t: number) => {
+    const c = counts.get(asset);
+    if (!c) counts.set(asset, { events: 1, from: t, to: t + 1 });
+    else {
+      c.events++;
+      c.from = Math.min(c.from, t);
+      c.to = Math.max(c.to, t + 1);
+    }
+  };
+  return {
+    tick: (r) => {
+      count(r.asset_id, r.t);
+      writer.tick(r);
+    },
+    marketEvent: (r) => {
+      count(r.asset_id, r.t);
+      writer.marketEvent(r);
+    },
+    snapshot: (r) => writer.snapshot(r),
+    market: (r) => writer.market(r),
+    bookCheck: (r) => writer.bookCheck(r),
+    capture: (r) => writer.capture(r),
+  };
 }
 
 export interface ReplayFileOptions {
@@ -106,7 +145,7 @@ export async function replayFile(engine: Engine, path: string, opts: ReplayFileO
     yield* head;
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
   }
-  return replayLines(engine, splitLines(rest()), { sourceId, markets, batchRows: opts.batchRows, onProgress: opts.onProgress });
+  return replayLines(engine, lineBatches(rest()), { sourceId, markets, batchRows: opts.batchRows, onProgress: opts.onProgress });
 }
 
 /** The source id `replayFile` gives a file (so `import recorder` and `ingest replay` of one file dedupe each other). */
@@ -125,7 +164,12 @@ export async function frameFileSourceId(path: string): Promise<string> {
 
 /** Reads a Gamma `/markets` answer; throws when it is not a JSON array. */
 export async function readGammaFile(path: string): Promise<GammaMarket[]> {
-  const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`${path}: ${err instanceof SyntaxError ? 'not JSON' : 'cannot be read'} (${(err as Error).message})`);
+  }
   if (!Array.isArray(parsed)) throw new Error(`${path}: expected a JSON array of Gamma market objects`);
   return parsed as GammaMarket[];
 }

@@ -1,4 +1,5 @@
 import type { MarketRow } from '../clickhouse/rows.js';
+import { isoMillis } from '../time.js';
 import { feeFields } from './fee-fields.js';
 import { isRecord, stringArray } from './wire-values.js';
 
@@ -48,8 +49,7 @@ export function parseGammaMarkets(markets: readonly unknown[], fallbackUpdatedAt
       invalid++;
       continue;
     }
-    const updated = typeof m.updatedAt === 'string' ? Date.parse(m.updatedAt) : NaN;
-    const updatedAt = Number.isFinite(updated) ? updated : fallbackUpdatedAt;
+    const updatedAt = (typeof m.updatedAt === 'string' ? isoMillis(m.updatedAt) : undefined) ?? fallbackUpdatedAt;
     const rules = tradingRules(m);
     tokens.forEach((asset_id, i) => {
       rows.push({

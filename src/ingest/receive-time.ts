@@ -1,3 +1,5 @@
+import { isoMicros } from '../time.js';
+
 /**
  * Receive times on frame lines (docs/INGEST.md §3): a line may start with the time its frame was
  * received, as Tardis writes `localTimestamp` — ISO 8601 UTC with 7 decimals and `Z` (28 characters),
@@ -8,7 +10,9 @@
 /** Length of the prefix, its space included. */
 export const RECEIVE_PREFIX_LENGTH = 29;
 
-const PREFIX = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{6})\dZ $/;
+/** The last second a prefix named (its first 19 characters) and its Unix ms: consecutive lines share it. */
+let lastSecond = '';
+let lastSecondMs = 0;
 
 /** The line prefix of a receive time in Unix µs (the 7th decimal is 0). */
 export function receiveTimePrefix(us: number): string {
@@ -20,16 +24,28 @@ export function receiveTimePrefix(us: number): string {
 /**
  * The receive time a line starts with, in Unix µs; undefined when the line has no prefix (a frame
  * starts with `{` or `[`, a keep-alive is `PONG`), NaN when it starts like one but is not a valid time.
+ * The date and time are read by the one ISO 8601 reader (a date that does not exist is invalid), once
+ * per second of lines: a file's lines come in time order, so most share the previous line's second.
  */
 export function receiveTimeOf(line: string): number | undefined {
   const first = line.charCodeAt(0);
   if (first < 0x30 || first > 0x39) return undefined;
-  const m = PREFIX.exec(line.slice(0, RECEIVE_PREFIX_LENGTH));
-  if (!m) return NaN;
-  const ms = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]);
-  // Date.UTC rolls over (month 13, second 61): only a time that prints back as written is valid.
-  if (!Number.isFinite(ms) || new Date(ms).toISOString().slice(0, 19) !== line.slice(0, 19)) return NaN;
-  return ms * 1000 + Number(m[7]);
+  if (line.length < RECEIVE_PREFIX_LENGTH || line[19] !== '.' || line[27] !== 'Z' || line[28] !== ' ') return NaN;
+  let micros = 0;
+  for (let i = 20; i < 27; i++) {
+    const digit = line.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return NaN;
+    // The 7th decimal (100 ns) is checked, then dropped.
+    if (i < 26) micros = micros * 10 + digit;
+  }
+  if (!line.startsWith(lastSecond) || lastSecond === '') {
+    const second = line.slice(0, 19);
+    const us = isoMicros(`${second}Z`);
+    if (us === undefined) return NaN;
+    lastSecond = second;
+    lastSecondMs = us / 1000;
+  }
+  return lastSecondMs * 1000 + micros;
 }
 
 /** Now as a receive time: Unix µs from the monotonic clock's origin, finer than Date.now(). */

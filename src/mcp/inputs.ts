@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { invalidParameter } from '../http/errors.js';
 import { MIN_SHARES } from '../http/params.js';
+import { MAX_TIME, parseTime } from '../time.js';
 
 /**
  * The MCP tools' input schemas (docs/MCP.md §2). Native JSON types, not the REST query schemas of
@@ -21,9 +22,6 @@ function ruleOf(schema: z.ZodType | undefined): string | undefined {
   return RULES.get(schema) ?? (schema instanceof z.ZodOptional ? ruleOf(schema.unwrap() as z.ZodType) : undefined);
 }
 
-/** The largest time the API accepts (docs/API.md §1), the largest JavaScript date. */
-const MAX_TIME = 8_640_000_000_000_000;
-
 /** ISO 8601 in UTC or with an offset: a date alone (its 00:00 UTC), or a date and time with a zone. */
 const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2}))?$/;
 
@@ -38,18 +36,9 @@ export function toMs(name: string, value: number | string): number;
 export function toMs(name: string, value: number | string | undefined): number | undefined;
 export function toMs(name: string, value: number | string | undefined): number | undefined {
   if (value === undefined || typeof value === 'number') return value;
-  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_TIME || (!/^\d+$/.test(value) && !sameCalendarDate(value, ms))) {
-    throw invalidParameter(name, `${name} ${TIME_RULE}`);
-  }
+  const ms = parseTime(value);
+  if (ms === undefined) throw invalidParameter(name, `${name} ${TIME_RULE}`);
   return ms;
-}
-
-/** Date.parse rolls 2026-02-30 over to March: the text's date must be the parsed one (in the text's own offset). */
-function sameCalendarDate(text: string, ms: number): boolean {
-  const offset = /([+-])(\d{2}):(\d{2})$/.exec(text);
-  const shift = offset ? (offset[1] === '-' ? -1 : 1) * (Number(offset[2]) * 60 + Number(offset[3])) * 60_000 : 0;
-  return new Date(ms + shift).toISOString().slice(0, 10) === text.slice(0, 10);
 }
 
 export const assetId = () =>

@@ -49,6 +49,19 @@ WHERE asset_id = {asset:String} AND verdict = 'drifted'
 ORDER BY t, seq
 LIMIT 100`;
 
+/** The formats `npm run import` enters in its ledger (src/ingest/import/plan.ts FORMATS). */
+type ImportFormat = 'frames' | 'recorder' | 'pmxt' | 'tardis';
+
+/** The imports (docs/INGEST.md §6.5) that stored events of the asset in the range, one per unit, runs summed. */
+const IMPORTS_SQL = `SELECT toString(format) AS format, unit, toUnixTimestamp64Milli(span_from) AS from_ms, toUnixTimestamp64Milli(span_to) AS to_ms,
+  sum(events) AS events, toUnixTimestamp64Milli(max(at)) AS at_ms
+FROM import_ledger_assets
+WHERE asset_id = {asset:String}
+  AND span_to > fromUnixTimestamp64Milli({start:Int64}, 'UTC') AND span_from <= fromUnixTimestamp64Milli({end:Int64}, 'UTC')
+GROUP BY format, unit, span_from, span_to
+ORDER BY span_from, unit
+LIMIT 100`;
+
 const TICKS_DAYS_SQL = `SELECT toString(day) AS date, sum(ticks) AS ticks
 FROM ticks_1d
 WHERE asset_id = {asset:String} AND day >= {first:Date} AND day <= {last:Date}
@@ -105,6 +118,7 @@ export interface Coverage {
   books: { exchange: number; verified: number; drifted: number };
   drift: { t: number; levels_differing: number }[];
   days: { date: string; condition: DayCondition; ticks: number; gap_ms: number }[];
+  imports: { format: ImportFormat; unit: string; from: number; to: number; events: number; imported_at: number }[];
 }
 
 /**
@@ -127,11 +141,12 @@ export async function coverageReport(engine: Engine, q: CoverageQuery, now: numb
     first: dateText(firstDay),
     last: dateText(lastDay),
   };
-  const [timelines, [books], drift, ticks] = await Promise.all([
+  const [timelines, [books], drift, ticks, imports] = await Promise.all([
     loadTimelines(engine, [q.asset_id], firstDay, windowTo, signal),
     engine.rows<Coverage['books']>(BOOKS_SQL, { params, signal }),
     engine.rows<{ ms: number; levels_differing: number }>(DRIFT_SQL, { params, signal }),
     engine.rows<{ date: string; ticks: number }>(TICKS_DAYS_SQL, { params, signal }),
+    engine.rows<{ format: ImportFormat; unit: string; from_ms: number; to_ms: number; events: number; at_ms: number }>(IMPORTS_SQL, { params, signal }),
   ]);
   const { segments, reconnects, drifted } = timelines.get(q.asset_id)!;
   const inRange = clip(segments, q.start, until);
@@ -150,6 +165,14 @@ export async function coverageReport(engine: Engine, q: CoverageQuery, now: numb
       condition: d.condition,
       ticks: ticksOn.get(dateText(d.day)) ?? 0,
       gap_ms: d.gap_ms,
+    })),
+    imports: imports.map((i) => ({
+      format: i.format,
+      unit: i.unit,
+      from: Number(i.from_ms),
+      to: Number(i.to_ms),
+      events: Number(i.events),
+      imported_at: Number(i.at_ms),
     })),
   };
 }

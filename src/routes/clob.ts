@@ -16,6 +16,7 @@ import { type MarketMetadata, tradingRulesAt } from '../instruments/instrument.j
 import { lastTradeAt, marketMetadata } from '../queries/clob.js';
 import { tradingHistoryAt } from '../queries/instruments.js';
 import { pricesHistory } from '../queries/orderbook.js';
+import { MAX_TIME } from '../time.js';
 
 /**
  * Polymarket's CLOB read API at any past instant (docs/TIME-MACHINE.md §2). A Polymarket client whose
@@ -73,7 +74,7 @@ const secondsParam = (name: string) =>
 const PathParams = z.object({
   key: z.string().openapi({ param: { name: 'key', in: 'path' }, description: 'Your API key (these clients send no header)' }),
   instant: param('instant must be Unix milliseconds or latest', (raw) =>
-    raw === 'latest' ? null : /^\d+$/.test(raw) && Number(raw) <= 8_640_000_000_000_000 ? Number(raw) : undefined,
+    raw === 'latest' ? null : /^\d+$/.test(raw) && Number(raw) <= MAX_TIME ? Number(raw) : undefined,
   ).openapi({ param: { name: 'instant', in: 'path' }, type: 'string', description: 'Unix ms, or `latest`', example: '1766481546487' }),
 });
 const TokenQuery = z.object({ token_id: tokenId('token_id') });

@@ -43,6 +43,22 @@ export const CoverageSchema = z
         z.object({ date: z.string().openapi({ example: '2026-06-01' }), condition: z.enum(DAY_CONDITIONS), ticks: z.number().int(), gap_ms: z.number().int() }),
       )
       .openapi({ description: 'Every UTC day the range touches up to today, judged over the whole day up to now' }),
+    imports: z
+      .array(
+        z.object({
+          format: z.enum(['frames', 'recorder', 'pmxt', 'tardis']),
+          unit: z
+            .string()
+            .openapi({ description: 'What the import ledger names it: a pmxt hour, a Tardis day and symbol, a frames file', example: 'pmxt:2026-09-01T12' }),
+          from: z.number().int(),
+          to: z.number().int(),
+          events: z.number().int().openapi({ description: 'Events of the asset it stored (every run of it summed)' }),
+          imported_at: z.number().int().openapi({ description: 'When its last run completed, Unix ms' }),
+        }),
+      )
+      .openapi({
+        description: 'The archive imports (npm run import) that stored events of the asset in [from, to) overlapping the range, by from; at most 100',
+      }),
   })
   .openapi('Coverage');
 

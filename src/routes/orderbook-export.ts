@@ -10,6 +10,7 @@ import { invalidParameter } from '../http/errors.js';
 import { DATA_ERRORS, errorResponses } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, timeParam } from '../http/params.js';
 import { streamResponse } from '../http/stream.js';
+import { MAX_TIME } from '../time.js';
 
 const FORMATS = ['csv', 'jsonl', 'parquet'] as const;
 
@@ -43,7 +44,7 @@ const exportRoute = createRoute({
         start: timeParam('start'),
         end: timeParam('end'),
         depth: intParam('depth', 1, 100).optional().openapi({ description: 'Levels per side, default 25' }),
-        interval: intParam('interval', 1, 8_640_000_000_000_000).optional().openapi({ description: 'Grid step in ms; without it one row per book change' }),
+        interval: intParam('interval', 1, MAX_TIME).optional().openapi({ description: 'Grid step in ms; without it one row per book change' }),
         format: enumParam('format', FORMATS).optional().openapi({ description: 'Default csv' }),
       }),
       'start',

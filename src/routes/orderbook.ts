@@ -14,6 +14,7 @@ import { okHistorical } from '../http/immutable.js';
 import { DATA_ERRORS, errorResponses, successResponse } from '../http/openapi.js';
 import { assetIdParam, enumParam, intParam, orderedRange, positiveNumberParam, timeParam } from '../http/params.js';
 import { exchangeSnapshots, pricesHistory } from '../queries/orderbook.js';
+import { MAX_TIME } from '../time.js';
 
 export const LevelSchema = z.object({ price: z.number(), size: z.number() }).openapi('BookLevel');
 
@@ -96,7 +97,7 @@ const rangeRoute = createRoute({
         until: timeParam('until'),
         limit: intParam('limit', 1, 1000).optional().openapi({ description: 'Max books, default 100' }),
         depth: intParam('depth', 1, 100).optional().openapi({ description: 'Levels per side, default 20' }),
-        interval: intParam('interval', 1000, 8_640_000_000_000_000).optional().openapi({ description: 'Sampling step in ms' }),
+        interval: intParam('interval', 1000, MAX_TIME).optional().openapi({ description: 'Sampling step in ms' }),
       }),
       'since',
       'until',

@@ -1,8 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import {
   type BrotliCompress,
   createBrotliCompress,
@@ -234,11 +238,23 @@ export async function startClickHouseHttpServer(opts: { dataDir: string; port?: 
     });
     const queryId = url.searchParams.get('query_id') || randomUUID();
     let q: ParsedRequest;
+    let spooled: string | undefined;
     try {
-      q = parseRequest(url, req.headers, await readBody(req), queryId);
+      const input = await spoolInputInsert(url, req);
+      spooled = input?.path;
+      q = parseRequest(input?.url ?? url, req.headers, input ? Buffer.alloc(0) : await readBody(req), queryId);
     } catch (err) {
+      if (spooled) await rm(spooled, { force: true });
       return sendError(res, ServerError.from(err), queryId);
     }
+    try {
+      await respond(q, res, abort);
+    } finally {
+      if (spooled) await rm(spooled, { force: true });
+    }
+  }
+
+  async function respond(q: ParsedRequest, res: ServerResponse, abort: AbortController): Promise<void> {
     if (abort.signal.aborted) return;
     if (isEmptyInsert(q.sql)) {
       // A server inserts nothing from an empty body; chDB (clickhouse-local) would say NO_DATA_TO_INSERT.
@@ -509,6 +525,24 @@ function contentType(format: string): string {
   if (/^JSON/i.test(format)) return 'application/json; charset=UTF-8';
   if (/^(Native|RowBinary|Parquet|Arrow|ORC|Avro|MsgPack|Protobuf|CapnProto|BSON)/i.test(format)) return 'application/octet-stream';
   return 'text/plain; charset=UTF-8';
+}
+
+/**
+ * `INSERT … SELECT … FROM input('structure') FORMAT F` with the data in the body (ServerEngine.localFile):
+ * chDB takes a query as text, so a binary body (Parquet, a compressed file) cannot follow it. The body is
+ * written to a file as it came (Content-Encoding names its compression) and the statement reads that
+ * file instead, as a server reads the body. Undefined for every other request.
+ */
+async function spoolInputInsert(url: URL, req: IncomingMessage): Promise<{ url: URL; path: string } | undefined> {
+  const m = /^(INSERT\s+INTO\s[\s\S]+?)\binput\(('(?:[^'\\]|\\.)*')\)\s+FORMAT\s+(\w+)\s*$/i.exec(url.searchParams.get('query') ?? '');
+  if (!m) return undefined;
+  const encoding = req.headers['content-encoding'] ?? 'none';
+  if (!['none', 'gzip', 'zstd', 'deflate', 'br'].includes(encoding)) throw new ServerError(36, 'BAD_ARGUMENTS', `Unknown HTTP compression method: ${encoding}`);
+  const path = join(tmpdir(), `clickhouse-input-${randomUUID()}`);
+  await pipeline(req, createWriteStream(path));
+  const rewritten = new URL(url);
+  rewritten.searchParams.set('query', `${m[1]}file('${path}', ${m[3]}, ${m[2]}, '${encoding}')`);
+  return { url: rewritten, path };
 }
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {

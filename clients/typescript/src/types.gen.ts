@@ -341,6 +341,26 @@ export type Coverage = {
         ticks: number;
         gap_ms: number;
     }>;
+    /**
+     * The archive imports (npm run import) that stored events of the asset in [from, to) overlapping the range, by from; at most 100
+     */
+    imports: Array<{
+        format: 'frames' | 'recorder' | 'pmxt' | 'tardis';
+        /**
+         * What the import ledger names it: a pmxt hour, a Tardis day and symbol, a frames file
+         */
+        unit: string;
+        from: number;
+        to: number;
+        /**
+         * Events of the asset it stored (every run of it summed)
+         */
+        events: number;
+        /**
+         * When its last run completed, Unix ms
+         */
+        imported_at: number;
+    }>;
 };
 
 export type Instrument = {

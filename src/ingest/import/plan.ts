@@ -1,56 +1,66 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
+import type { Engine, LocalFile } from '../../clickhouse/engine.js';
+import { splitLines } from '../../clickhouse/lines.js';
+import { DAY } from '../../time.js';
 import { frameFileSourceId } from '../frame-files.js';
-import { missingLines, missingSpans, spanLines } from './coverage-lines.js';
-import { frameLines, plainLines } from './frames.js';
-import { openPmxt, pmxtHour, pmxtLines } from './pmxt.js';
+import { type EngineUnit, type OpenedSource, UNIT_SEQ_SPAN } from './engine-unit.js';
+import { frameLines, type LinesContext, plainLines } from './frames.js';
+import { openPmxt, type PmxtFile, pmxtBulkSql, pmxtEventsSql, pmxtHour, rowPlace } from './pmxt.js';
 import type { ImportProblem } from './problems.js';
-import { expandInputs } from './sources.js';
-import { type TardisKind, tardisLines, tardisName } from './tardis.js';
+import { compressionOf, expandInputs, openDecompressed } from './sources.js';
+import {
+  BOOK_HEADER,
+  LINES_STRUCTURE,
+  TARDIS_STAGE_SETTINGS,
+  type TardisKind,
+  type TardisSource,
+  TRADES_HEADER,
+  tardisEventsSql,
+  tardisName,
+  tardisStageSql,
+  tardisStageTable,
+} from './tardis.js';
 
 /**
  * What an import will read (docs/INGEST.md §6): the input files grouped into units — a frames file,
- * a pmxt hour, a Tardis day and symbol — each replayed under a source id derived from its bytes, so
- * a rerun (or a rerun after kill -9) sends the same batches with the same deduplication tokens.
+ * a pmxt hour, a Tardis day and symbol — planned from what the files hold (names, Parquet footers):
+ * frames go line by line through the normalizer (LinesUnit), pmxt and Tardis through the engine
+ * (engine-unit.ts). Nothing is written while planning (`--dry-run` prints the plan).
  */
 
 export type ImportFormat = 'frames' | 'recorder' | 'pmxt' | 'tardis';
 export const FORMATS: readonly ImportFormat[] = ['frames', 'recorder', 'pmxt', 'tardis'];
 
 const HOUR = 3_600_000;
-const DAY = 86_400_000;
 
-export interface UnitContext {
-  report: (p: ImportProblem) => void;
-  /** Input bytes of the unit read so far (for the ETA). */
-  onBytes: (bytes: number) => void;
-  assets?: ReadonlySet<string>;
-  /** Asset id → condition id, for Tardis rows (they name none). */
-  marketOf: ReadonlyMap<string, string>;
-}
-
-export interface ImportUnit {
+/** A file replayed line by line through the normalizer (frames, recorder). */
+export interface LinesUnit {
+  kind: 'lines';
   label: string;
   files: string[];
   bytes: number;
   sourceId: string;
-  /** [from, to) the unit covers, when the source says (pmxt hour, Tardis day). */
   span?: [number, number];
-  /** Rows the file states it holds (pmxt footer), for --dry-run. */
   rows?: number;
-  lines(ctx: UnitContext): AsyncIterable<string>;
+  /** The file's lines, in arrays (one per chunk read). */
+  lines(ctx: LinesContext): AsyncIterable<string[]>;
 }
+
+export type ImportUnit = LinesUnit | (EngineUnit & { kind: 'engine' });
 
 export interface ImportPlan {
   format: ImportFormat;
   units: ImportUnit[];
-  /** Spans of the range no file covers: `source_missing`. */
+  /** Spans between the files that no file covers: `source_missing` (one record pair per hour or day). */
   missing: [number, number][];
-  /** The gaps as a unit of their own (capture lines only). */
-  gaps: ImportUnit | null;
+  /** The length of a unit of the format's span (an hour, a day), for the gap records. */
+  step: number;
   /** Files that could not be planned (not readable, wrong kind): reported, the rest goes on. */
   problems: ImportProblem[];
+  /** Files left out on purpose, said once (Tardis's derived data, trades taken from files of their own). */
+  notes: string[];
 }
 
 /** Which files of a directory an import takes (a README or checksum file next to the data is not input). */
@@ -66,10 +76,11 @@ export interface PlanOptions {
   to?: number;
 }
 
-/** Bytes of each end hashed into a source id: the head tells contents apart, a Parquet footer describes the whole file. */
+/** Bytes of each end hashed into a digest: the head tells contents apart, a Parquet footer describes the whole file. */
 const FINGERPRINT_BYTES = 64 * 1024;
 
-async function fingerprint(path: string): Promise<string> {
+/** sha-256 of a file's first and last 64 KiB and its size (the ledger's digest of a file version). */
+export async function fingerprint(path: string): Promise<string> {
   const { size } = await stat(path);
   const file = await open(path, 'r');
   try {
@@ -83,126 +94,295 @@ async function fingerprint(path: string): Promise<string> {
   }
 }
 
+/** seq base of a unit's span (UNIT_SEQ_SPAN values per hour or day), or from its digest when it has none. */
+function seqBase(span: [number, number] | undefined, step: number, digest: string): number {
+  if (span) return Math.floor(span[0] / step) * UNIT_SEQ_SPAN;
+  // 2^52 upwards: far from any hour's (hour 2^20 is in 2089), below 2^53.
+  return 2 ** 52 + (Number.parseInt(digest.slice(0, 5), 16) % 2 ** 20) * UNIT_SEQ_SPAN;
+}
+
 export async function planImport(format: ImportFormat, inputs: readonly string[], opts: PlanOptions = {}): Promise<ImportPlan> {
   const files = await expandInputs(inputs, DIRECTORY_FILES[format]);
-  const problems: ImportProblem[] = [];
-  const units: ImportUnit[] = [];
+  const plan: ImportPlan = { format, units: [], missing: [], step: format === 'tardis' ? DAY : HOUR, problems: [], notes: [] };
   const inRange = (t: number) => (opts.from === undefined || t >= opts.from) && (opts.to === undefined || t < opts.to);
   if (format === 'recorder') {
     // The recorder's archive holds its own capture records: its lines pass as they are, as `ingest replay` passes them.
     for (const path of files) {
       const { size } = await stat(path);
-      units.push({ label: path, files: [path], bytes: size, sourceId: await frameFileSourceId(path), lines: (ctx) => plainLines(path, ctx.onBytes) });
+      plan.units.push({
+        kind: 'lines',
+        label: path,
+        files: [path],
+        bytes: size,
+        sourceId: await frameFileSourceId(path),
+        lines: (ctx) => plainLines(path, ctx),
+      });
     }
-    return { format, units, missing: [], gaps: null, problems };
-  }
-  if (format === 'frames') {
+  } else if (format === 'frames') {
     for (const path of files) {
       const sourceId = `${format}-${await fingerprint(path)}`;
       const { size } = await stat(path);
-      units.push({ label: path, files: [path], bytes: size, sourceId, lines: (ctx) => frameLines(path, sourceId, ctx.onBytes) });
+      plan.units.push({ kind: 'lines', label: path, files: [path], bytes: size, sourceId, lines: (ctx) => frameLines(path, sourceId, ctx) });
     }
-    return { format, units, missing: [], gaps: null, problems };
+  } else if (format === 'pmxt') {
+    await planPmxt(files, plan, inRange);
+  } else {
+    await planTardis(files, plan, inRange);
   }
-  if (format === 'pmxt') {
-    for (const path of files) {
-      const hour = pmxtHour(path);
-      if (hour !== null && !inRange(hour)) continue;
-      let pmxt: Awaited<ReturnType<typeof openPmxt>>;
-      try {
-        pmxt = await openPmxt(path);
-      } catch (err) {
-        problems.push({ file: path, where: '', message: (err as Error).message });
-        continue;
-      }
-      if (hour === null)
-        problems.push({ file: path, where: '', message: 'not named polymarket_orderbook_YYYY-MM-DDTHH.parquet: imported without coverage records' });
-      const sourceId = `pmxt-${await fingerprint(path)}`;
-      const { size } = await stat(path);
-      const span: [number, number] | undefined = hour === null ? undefined : [hour, hour + HOUR];
-      units.push({
-        label: `${basename(path)} (pmxt v${pmxt.version}, ${pmxt.rows} rows in ${pmxt.rowGroups} row groups)`,
-        files: [path],
-        bytes: size,
-        sourceId,
-        span,
-        rows: pmxt.rows,
-        async *lines(ctx) {
-          const seen = new Set<string>();
-          let rows = 0;
-          for await (const line of pmxtLines(path, pmxt, ctx.report, (a) => seen.add(a), ctx.assets)) {
-            if ((++rows & 4095) === 0) ctx.onBytes((rows / pmxt.rows) * size);
-            yield line;
-          }
-          ctx.onBytes(size);
-          if (span) yield* spanLines(`pmxt-${new Date(span[0]).toISOString().slice(0, 13)}`, span[0], span[1], seen);
-        },
-      });
+  if (plan.units.length === 0 && plan.problems.length === 0) {
+    const range = opts.from !== undefined || opts.to !== undefined ? ' in the range asked for' : '';
+    plan.problems.push({ file: inputs.join(' '), where: '', message: `no ${format} file${range} (${DIRECTORY_HINT[format]})` });
+  }
+  plan.missing = missingBetween(plan.units, plan.step);
+  return plan;
+}
+
+const DIRECTORY_HINT: Record<ImportFormat, string> = {
+  frames: 'a directory is searched for .jsonl, .ndjson, .json, .txt and .log files, plain, .gz or .zst',
+  recorder: 'a directory is searched for .jsonl files, plain, .gz or .zst',
+  pmxt: 'a directory is searched for polymarket_orderbook_YYYY-MM-DDTHH.parquet files',
+  tardis: 'a directory is searched for {exchange}_{incremental_book_L2|trades}_{YYYY-MM-DD}_{symbol}.csv[.gz] files',
+};
+
+async function planPmxt(files: string[], plan: ImportPlan, inRange: (t: number) => boolean): Promise<void> {
+  for (const path of files) {
+    const hour = pmxtHour(path);
+    if (hour !== null && !inRange(hour)) continue;
+    let pmxt: PmxtFile;
+    try {
+      pmxt = await openPmxt(path);
+    } catch (err) {
+      plan.problems.push({ file: path, where: '', message: (err as Error).message });
+      continue;
     }
-    return withGaps(format, units, problems, HOUR, opts);
+    if (hour === null)
+      plan.problems.push({ file: path, where: '', message: 'not named polymarket_orderbook_YYYY-MM-DDTHH.parquet: imported without coverage records' });
+    const digest = await fingerprint(path);
+    const { size } = await stat(path);
+    const span: [number, number] | undefined = hour === null ? undefined : [hour, hour + HOUR];
+    const name = hour === null ? basename(path) : new Date(hour).toISOString().slice(0, 13);
+    plan.units.push({
+      kind: 'engine',
+      format: 'pmxt',
+      key: `pmxt:${name}`,
+      label: `${basename(path)} (pmxt v${pmxt.version}, ${pmxt.rows} rows in ${pmxt.rowGroups.length} row groups)`,
+      files: [path],
+      bytes: size,
+      digest,
+      rows: pmxt.rows,
+      span,
+      run: `pmxt-${name}`,
+      seqBase: seqBase(span, HOUR, digest),
+      bulk: true,
+      open: (engine) => openPmxtSource(engine, path, pmxt),
+    });
   }
-  // tardis: files of one day and symbol form a unit.
-  const groups = new Map<string, { path: string; kind: TardisKind; day: number }[]>();
+}
+
+async function openPmxtSource(engine: Engine, path: string, pmxt: PmxtFile): Promise<OpenedSource> {
+  const file = await engine.localFile(path, 'Parquet', pmxt.structure, 'none');
+  const events = pmxtEventsSql(pmxt, file);
+  return {
+    events,
+    bulk: pmxtBulkSql(pmxt, file),
+    params: file.params,
+    settings: file.settings,
+    async problems() {
+      const rows = await engine.rows<{ n: number; reason: string; bad: number }>(
+        `SELECT n, reason, count() OVER () AS bad FROM (${events}) WHERE reason != '' ORDER BY n LIMIT 100${file.settings ? ` SETTINGS ${file.settings}` : ''}`,
+        { params: file.params },
+      );
+      const out = rows.map((r) => ({ file: path, where: rowPlace(pmxt, Number(r.n)), message: `${r.reason}: the row is skipped` }));
+      const bad = Number(rows[0]?.bad ?? 0);
+      if (bad > rows.length) out.push({ file: path, where: '', message: `${bad - rows.length} more rows skipped for the same kinds of reasons` });
+      return out;
+    },
+    release: () => file.release(),
+  };
+}
+
+async function planTardis(files: string[], plan: ImportPlan, inRange: (t: number) => boolean): Promise<void> {
+  interface Day {
+    exchange: string;
+    day: number;
+    own: Map<string, Partial<Record<TardisKind, string>>>;
+    grouped: Partial<Record<TardisKind, string[]>>;
+  }
+  const days = new Map<string, Day>();
+  const derived: string[] = [];
   for (const path of files) {
     const name = tardisName(path);
     if (!name) {
-      problems.push({
+      plan.problems.push({
         file: path,
         where: '',
         message: 'not named {exchange}_{incremental_book_L2|trades}_{YYYY-MM-DD}_{symbol}.csv[.gz] (tardis-dev download name)',
       });
       continue;
     }
-    if (!inRange(name.day)) continue;
-    const list = groups.get(name.key) ?? [];
-    if (list.some((f) => f.kind === name.kind)) {
-      problems.push({ file: path, where: '', message: `a second ${name.kind} file for ${name.key}: skipped` });
+    if (!name.kind) {
+      derived.push(basename(path));
       continue;
     }
-    list.push({ path, kind: name.kind, day: name.day });
-    groups.set(name.key, list);
+    if (!inRange(name.day)) continue;
+    const key = `${name.exchange}_${new Date(name.day).toISOString().slice(0, 10)}`;
+    let day = days.get(key);
+    if (!day) days.set(key, (day = { exchange: name.exchange, day: name.day, own: new Map(), grouped: {} }));
+    if (name.grouped) {
+      (day.grouped[name.kind] ??= []).push(path);
+      continue;
+    }
+    const own = day.own.get(name.symbol) ?? {};
+    if (own[name.kind]) {
+      plan.problems.push({ file: path, where: '', message: `a second ${name.kind} file for ${key}_${name.symbol}: skipped` });
+      continue;
+    }
+    own[name.kind] = path;
+    day.own.set(name.symbol, own);
   }
-  for (const [key, list] of groups) {
-    const prints = await Promise.all(list.map((f) => fingerprint(f.path)));
-    const sizes = await Promise.all(list.map(async (f) => (await stat(f.path)).size));
-    const bytes = sizes.reduce((a, b) => a + b, 0);
-    const sourceId = `tardis-${createHash('sha256').update(prints.join()).digest('hex').slice(0, 16)}`;
-    const day = list[0].day;
-    units.push({
-      label: `${key} (${list.map((f) => f.kind).join(' + ')})`,
-      files: list.map((f) => f.path),
-      bytes,
-      sourceId,
-      span: [day, day + DAY],
-      async *lines(ctx) {
-        const seen = new Set<string>();
-        for await (const line of tardisLines(list, ctx.marketOf, ctx.report, (a) => seen.add(a), ctx.assets)) yield line;
-        ctx.onBytes(bytes);
-        yield* spanLines(`tardis-${key}`, day, day + DAY, seen);
-      },
-    });
+  if (derived.length > 0) {
+    plan.notes.push(
+      `skipped ${derived.length} file(s) of Tardis data derived from incremental_book_L2 and trades ` +
+        `(${derived.slice(0, 3).join(', ')}${derived.length > 3 ? ', …' : ''})`,
+    );
   }
-  return withGaps(format, units, problems, DAY, opts);
+  for (const [key, day] of days) {
+    // A grouped file (every symbol's rows) gives a symbol the rows it has no file of its own for.
+    const sources = new Map<string, TardisSource[]>();
+    for (const [symbol, own] of day.own) {
+      sources.set(
+        symbol,
+        (Object.entries(own) as [TardisKind, string][]).map(([kind, path]) => ({ kind, path })),
+      );
+    }
+    for (const [kind, paths] of Object.entries(day.grouped) as [TardisKind, string[]][]) {
+      for (const path of paths) {
+        let symbols: Set<string>;
+        try {
+          symbols = await csvSymbols(path);
+        } catch (err) {
+          plan.problems.push({ file: path, where: '', message: `stopped: ${(err as Error).message}` });
+          continue;
+        }
+        let shadowed = 0;
+        for (const symbol of symbols) {
+          const list = sources.get(symbol) ?? [];
+          if (list.some((s) => s.kind === kind)) {
+            shadowed++;
+            continue;
+          }
+          list.push({ kind, path, symbol });
+          sources.set(symbol, list);
+        }
+        if (shadowed > 0) plan.notes.push(`${basename(path)}: the ${kind} of ${shadowed} symbol(s) are taken from their own files`);
+      }
+    }
+    for (const [symbol, list] of [...sources].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      list.sort((a, b) => (a.kind < b.kind ? -1 : 1));
+      const prints = await Promise.all(list.map((s) => fingerprint(s.path)));
+      const sizes = await Promise.all(list.map(async (s) => (await stat(s.path)).size));
+      const digest = createHash('sha256').update(`${symbol}:${prints.join()}`).digest('hex').slice(0, 16);
+      const span: [number, number] = [day.day, day.day + DAY];
+      const name = `${key}_${symbol}`;
+      plan.units.push({
+        kind: 'engine',
+        format: 'tardis',
+        key: `tardis:${name}`,
+        label: `${name} (${list.map((s) => `${s.kind}${s.symbol ? ` from ${basename(s.path)}` : ''}`).join(' + ')})`,
+        files: list.map((s) => s.path),
+        bytes: sizes.reduce((a, b) => a + b, 0),
+        digest,
+        rows: 0,
+        span,
+        run: `tardis-${name}`,
+        seqBase: seqBase(span, DAY, digest),
+        bulk: false,
+        open: (engine) => openTardisSource(engine, list, day.day),
+      });
+    }
+  }
 }
 
-/** Hours (days) of the range without a file: the range is --from/--to, else first to last file. */
-function withGaps(format: ImportFormat, units: ImportUnit[], problems: ImportProblem[], step: number, opts: PlanOptions): ImportPlan {
-  const starts = units.flatMap((u) => (u.span ? [u.span[0]] : []));
-  if (starts.length === 0) return { format, units, missing: [], gaps: null, problems };
-  const floor = (t: number) => Math.floor(t / step) * step;
-  const from = opts.from === undefined ? Math.min(...starts) : floor(opts.from);
-  const to = opts.to === undefined ? Math.max(...starts) + step : floor(opts.to + step - 1);
-  const missing = missingSpans(starts, from, to, step);
-  if (missing.length === 0) return { format, units, missing, gaps: null, problems };
-  const sourceId = `${format}-gaps-${createHash('sha256').update(JSON.stringify(missing)).digest('hex').slice(0, 16)}`;
-  const gaps: ImportUnit = {
-    label: `${missing.length} missing span${missing.length > 1 ? 's' : ''}`,
-    files: [],
-    bytes: 0,
-    sourceId,
-    async *lines() {
-      for (const [a, b] of missing) yield* missingLines(`${format}-missing-${new Date(a).toISOString().slice(0, 13)}`, a, b);
-    },
+/** The symbols a grouped Tardis file holds (its second column). */
+async function csvSymbols(path: string): Promise<Set<string>> {
+  const { chunks } = await openDecompressed(path);
+  const symbols = new Set<string>();
+  let first = true;
+  for await (const line of splitLines(chunks)) {
+    if (first) {
+      first = false;
+      continue;
+    }
+    const a = line.indexOf(',');
+    const b = line.indexOf(',', a + 1);
+    if (a > 0 && b > a + 1) symbols.add(line.slice(a + 1, b));
+  }
+  return symbols;
+}
+
+/** Checks a Tardis file's header line (the engine reads what follows it). */
+async function checkHeader(source: TardisSource): Promise<void> {
+  const expected = source.kind === 'trades' ? TRADES_HEADER : BOOK_HEADER;
+  const { chunks, raw } = await openDecompressed(source.path);
+  let header: string | undefined;
+  try {
+    for await (const line of splitLines(chunks, { maxLineBytes: 4096 })) {
+      header = line;
+      break;
+    }
+  } finally {
+    raw.destroy();
+  }
+  if (header !== expected) throw new Error(`line 1: header is not Tardis ${source.kind}'s (expected "${expected}")`);
+}
+
+/** Stages a Tardis unit's files (tardis.ts): the engine parses, checks and merges them into one table. */
+async function openTardisSource(engine: Engine, sources: TardisSource[], day: number): Promise<OpenedSource> {
+  for (const s of sources) await checkHeader(s);
+  const stage = `_import_stage_${randomUUID().replaceAll('-', '')}`;
+  const files: { source: TardisSource; file: LocalFile; param: string }[] = [];
+  const release = async () => {
+    await engine.command(`DROP TABLE IF EXISTS ${stage}`);
+    for (const f of files) await f.file.release();
   };
-  return { format, units, missing, gaps, problems };
+  try {
+    for (const [i, source] of sources.entries()) {
+      const compression = await compressionOf(source.path);
+      files.push({ source, file: await engine.localFile(source.path, 'LineAsString', LINES_STRUCTURE, compression), param: `tardis_symbol_${i}` });
+    }
+    await engine.command(tardisStageTable(stage));
+    const params = Object.assign({}, ...files.map((f) => ({ ...f.file.params, ...(f.source.symbol ? { [f.param]: f.source.symbol } : {}) })));
+    const settings = [...new Set([...files.map((f) => f.file.settings).filter(Boolean), ...TARDIS_STAGE_SETTINGS])].join(', ');
+    await engine.command(`${tardisStageSql(stage, files, day * 1000)}${settings ? ` SETTINGS ${settings}` : ''}`, { params });
+  } catch (err) {
+    await release().catch(() => {});
+    throw err;
+  }
+  return {
+    events: tardisEventsSql(stage),
+    params: {},
+    settings: '',
+    async problems() {
+      const rows = await engine.rows<{ src: number; line: number; reason: string; bad: number }>(
+        `SELECT src, line, reason, count() OVER () AS bad FROM ${stage} WHERE reason != '' ORDER BY src, line LIMIT 100`,
+      );
+      const fileOf = (src: number) => files.find((f) => (src === 0) === (f.source.kind === 'incremental_book_L2'))?.source.path ?? '';
+      const out = rows.map((r) => ({ file: fileOf(Number(r.src)), where: `line ${r.line}`, message: r.reason }));
+      const bad = Number(rows[0]?.bad ?? 0);
+      if (bad > rows.length) out.push({ file: sources.map((s) => s.path).join(' + '), where: '', message: `${bad - rows.length} more lines skipped` });
+      return out;
+    },
+    release,
+  };
+}
+
+/**
+ * The spans between the first and the last unit that no unit covers, as [start, end) runs of whole
+ * steps: computed from the units present (never by walking a range asked for, which may be huge).
+ */
+function missingBetween(units: ImportUnit[], step: number): [number, number][] {
+  const starts = [...new Set(units.flatMap((u) => (u.span ? [u.span[0]] : [])))].sort((a, b) => a - b);
+  const out: [number, number][] = [];
+  for (let i = 1; i < starts.length; i++) if (starts[i] - starts[i - 1] > step) out.push([starts[i - 1] + step, starts[i]]);
+  return out;
 }

@@ -30,13 +30,14 @@ export async function expandInputs(inputs: readonly string[], keep: (name: strin
       const names = (await readdir(dir)).filter((n) => pattern.test(n)).sort();
       if (names.length === 0) throw new Error(`${input}: no file matches`);
       out.push(...names.map((n) => join(dir, n)));
-    } else if ((await stat(input).catch(() => null))?.isDirectory()) {
-      out.push(...(await walk(input)).filter((f) => keep(basename(f))));
     } else {
-      await stat(input).catch(() => {
+      const info = await stat(input).catch(() => {
         throw new Error(`cannot read ${input}`);
       });
-      out.push(input);
+      if (info.isDirectory()) out.push(...(await walk(input)).filter((f) => keep(basename(f))));
+      // A device or a pipe has no size or end to plan from (/dev/zero never ends): only files are read.
+      else if (!info.isFile()) throw new Error(`${input} is not a regular file`);
+      else out.push(input);
     }
   }
   return [...new Set(out)];

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { assertInWindow, endInWindow } from '../../auth/history-window.js';
 import { invalidParameter } from '../../http/errors.js';
 import { tickSummary } from '../../queries/tick-summary.js';
+import { MAX_TIME } from '../../time.js';
 import { assertOrdered, assetId, instant, intIn, oneOf, toMs } from '../inputs.js';
 import { defineTool } from '../tool.js';
 
@@ -80,7 +81,7 @@ export const getExportLink = defineTool({
     format: oneOf(FORMATS, 'File format (default csv)').optional(),
     event_type: oneOf(['price_change', 'book', 'last_trade_price'] as const, 'ticks only: one event type').optional(),
     depth: intIn(1, 100, 'book_snapshots only: levels per side (default 25)').optional(),
-    interval: intIn(1, 8_640_000_000_000_000, 'book_snapshots only: one row every this many ms instead of every change').optional(),
+    interval: intIn(1, MAX_TIME, 'book_snapshots only: one row every this many ms instead of every change').optional(),
   }),
   output: z.object({
     dataset: z.enum(['ticks', 'book_snapshots']),

@@ -119,7 +119,9 @@ class ExecutionPrice(TypedDict):
 
 # `from` is a Python keyword: these use TypedDict's functional form.
 Interval = TypedDict("Interval", {"from": int, "to": int})
-Gap = TypedDict("Gap", {"from": int, "to": int, "reason": Literal["not_recording", "disconnected", "not_subscribed", "unknown"]})
+Gap = TypedDict(
+    "Gap", {"from": int, "to": int, "reason": Literal["not_recording", "disconnected", "not_subscribed", "source_missing", "unknown"]}
+)
 
 
 class Reconnect(TypedDict):
@@ -145,6 +147,12 @@ class CoverageDay(TypedDict):
     gap_ms: int
 
 
+CoverageImport = TypedDict(
+    "CoverageImport",
+    {"format": Literal["frames", "recorder", "pmxt", "tardis"], "unit": str, "from": int, "to": int, "events": int, "imported_at": int},
+)
+
+
 class Coverage(TypedDict):
     """``GET /v1/coverage`` (docs/TIME-MACHINE.md §4): what the recorder captured, and whether rebuilt books matched."""
 
@@ -157,6 +165,7 @@ class Coverage(TypedDict):
     books: BookChecks
     drift: list[Drift]
     days: list[CoverageDay]
+    imports: list[CoverageImport]
 
 
 Source = Literal["history", "metadata", "default"]
