@@ -61,8 +61,8 @@ const priceChange = (asset: string, t: number) => ({
   price_changes: [{ asset_id: asset, price: '0.5', size: '10', side: 'BUY' }],
 });
 
-describe('--active discovery', () => {
-  it('pages through Gamma and subscribes every token of the active, open markets that have an order book', async () => {
+describe('--all discovery', () => {
+  it("walks Gamma's keyset pages and subscribes every token of the live markets with an order book, 500 per socket, 100 per frame", async () => {
     const open = Array.from({ length: 1030 }, (_, i) => market(1000 + i));
     gamma.setMarkets([
       ...open,
@@ -70,14 +70,29 @@ describe('--active discovery', () => {
       ...Array.from({ length: 20 }, (_, i) => market(6000 + i, { active: false })),
       ...Array.from({ length: 20 }, (_, i) => market(7000 + i, { enableOrderBook: false })),
     ]);
-    recorder = await startRecorder(engine, recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: null, assetsPerSocket: 400 }));
+    recorder = await startRecorder(engine, recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: null }));
     const expected = open.flatMap((_, i) => tokens(1000 + i));
     await waitFor(() => subscribedAssets().length === expected.length, 'every subscription');
 
-    expect(gamma.requests).toEqual([0, 500, 1000].map((offset) => `/markets?active=true&closed=false&limit=500&offset=${offset}`));
+    // 1070 markets with closed=false: 11 pages of 100, each after the cursor the page before gave.
+    const cursor = (n: number) => Buffer.from(`after:${n}`).toString('base64url');
+    expect(gamma.requests).toEqual([
+      '/markets/keyset?closed=false&limit=100',
+      ...Array.from({ length: 10 }, (_, i) => `/markets/keyset?closed=false&limit=100&after_cursor=${cursor(100 * (i + 1))}`),
+    ]);
     expect(subscribedAssets().sort()).toEqual([...expected].sort());
-    expect(ws.open().map((c) => c.assets.size)).toEqual([400, 400, 400, 400, 400, 60]);
-    expect(recorder.status()).toMatchObject({ assets: 2060, sockets: 6 });
+    expect(ws.open().map((c) => c.assets.size)).toEqual([500, 500, 500, 500, 60]);
+    expect(ws.open().every((c) => c.ignored.size === 0 && c.closedBy === null)).toBe(true);
+    // A full socket subscribes in five frames of 100 ids: the first opens the subscription.
+    const frames = ws.connections[0].received.filter((m) => m !== 'PING').map((m) => JSON.parse(m));
+    expect(frames.map((f) => [f.type ?? f.operation, f.assets_ids.length])).toEqual([
+      ['market', 100],
+      ['subscribe', 100],
+      ['subscribe', 100],
+      ['subscribe', 100],
+      ['subscribe', 100],
+    ]);
+    expect(recorder.status()).toMatchObject({ assets: 2060, live: 2060, silent: 0, sockets: 5 });
 
     await recorder.stop();
     const rows = (
@@ -107,6 +122,10 @@ describe('--active discovery', () => {
     ]);
     const [{ n }] = await engine.rows<{ n: string | number }>('SELECT count() AS n FROM markets FINAL');
     expect(Number(n)).toBe(2060);
+    const protocols = await engine.rows<{ v: string; n: number }>(
+      'SELECT protocol_version AS v, toUInt32(count()) AS n FROM market_protocols FINAL GROUP BY v',
+    );
+    expect(protocols).toEqual([{ v: 'v1', n: 2060 }]);
   });
 
   it('starts without Gamma and subscribes once Gamma answers', async () => {
@@ -125,6 +144,7 @@ describe('--active discovery', () => {
     await waitFor(() => subscribedAssets().length === 3, 'the subscription');
     expect(gamma.requests).toHaveLength(1);
     expect(subscribedAssets()).toEqual([...tokens(1000), tokens(1001)[0]]);
+    expect(recorder.status()).toMatchObject({ assets: 3, live: 3 });
     // A new market announced on the feed does not go past the bound either.
     ws.publish({ event_type: 'new_market', market: '0xnew', assets_ids: ['777'], outcomes: ['Yes'], timestamp: '1766000000000' });
     await waitFor(() => recorder!.status().frames === 1, 'the new_market frame');
@@ -186,7 +206,7 @@ describe('--assets', () => {
     gamma.setMarkets([market(1), market(2)]);
     recorder = await startRecorder(engine, recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: ['102'] }));
     await waitFor(() => subscribedAssets().length === 1, 'the subscription');
-    expect(gamma.requests).toEqual(['/markets?limit=500&clob_token_ids=102']);
+    expect(gamma.requests).toEqual(['/markets/keyset?limit=100&clob_token_ids=102']);
     ws.publish({ event_type: 'new_market', market: '0xc3', assets_ids: ['301', '302'], outcomes: ['Yes', 'No'], timestamp: '1766000000000' });
     ws.publish(priceChange('102', 1_766_000_000_001));
     await waitFor(() => recorder!.status().frames === 2, 'the frames');
