@@ -406,14 +406,31 @@ describe('openapi.json', () => {
     const doc = await (await d.app.request('/v1/openapi.json')).json();
     const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/v1/clob/'));
     expect(paths.sort()).toEqual(
-      ['book', 'books', 'last-trade-price', 'midpoint', 'neg-risk', 'price', 'prices-history', 'spread', 'tick-size'].map(
-        (p) => `/v1/clob/{key}/at/{instant}/${p}`,
-      ),
+      [
+        'book',
+        'books',
+        'clob-markets/{condition_id}',
+        'fee-rate',
+        'last-trade-price',
+        'last-trades-prices',
+        'markets-by-token/{token_id}',
+        'midpoint',
+        'midpoints',
+        'neg-risk',
+        'price',
+        'prices',
+        'prices-history',
+        'spread',
+        'spreads',
+        'tick-size',
+      ].map((p) => `/v1/clob/{key}/at/{instant}/${p}`),
     );
     const book = doc.paths['/v1/clob/{key}/at/{instant}/book'].get;
     expect(book.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort()).toEqual(['path:instant', 'path:key', 'query:token_id']);
     expect(Object.keys(book.responses).sort()).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     expect(Object.keys(book.responses['429'].headers)).toEqual(['Retry-After']);
-    expect(doc.paths['/v1/clob/{key}/at/{instant}/books'].post.requestBody.content['application/json'].schema.maxItems).toBe(500);
+    for (const batch of ['books', 'prices', 'midpoints', 'spreads', 'last-trades-prices']) {
+      expect(doc.paths[`/v1/clob/{key}/at/{instant}/${batch}`].post.requestBody.content['application/json'].schema.maxItems).toBe(500);
+    }
   });
 });
