@@ -12,7 +12,8 @@ import { setLogLevel } from '../../src/log.js';
 /**
  * The recorder side of the whole-venue bench (venue.ts), in its own process on a fresh embedded engine,
  * as `npm run record -- --all` runs: `venue-recorder.ts <wsUrl> <gammaUrl>`. Prints JSON lines (`venue`:
- * `ready` once started, `status` with every status line as it is reported); on the stdin line `expect <ticks>` it waits until that many ticks are stored with nothing
+ * `ready` once started, `status` with every status line as it is reported); on the stdin line
+ * `expect <ticks>` it waits until that many ticks are stored with nothing
  * buffered, then prints (`done`) the stored ticks by event and the last status line, stops and exits. Its log
  * lines (warnings and errors) share stdout.
  */

@@ -123,6 +123,8 @@ export async function benchVenue(): Promise<BenchRow[]> {
     const cores = cpuAll / (feedSeconds + Number(done.lagMs) / 1000);
     const perTenK = cores / (mean / 10_000);
     const mb = Math.round(rssMax / 2 ** 20);
+    const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+    const verdict = exact ? 'yes' : `NO (${JSON.stringify(byEvent)} vs ${JSON.stringify(feed.counts)})`;
     say(done.status as string);
     return [
       {
@@ -130,10 +132,10 @@ export async function benchVenue(): Promise<BenchRow[]> {
           `whole venue: ${tokens.toLocaleString('en-US')} tokens over ${sockets} sockets, ${rate.toLocaleString('en-US')} events/s for ${seconds} s with ` +
           `${burst.toLocaleString('en-US')}/s bursts (1 s a minute): local feed → recorder --all → embedded engine`,
         service:
-          `${Math.round(mean).toLocaleString('en-US')} events/s sent (peak ${Math.round(peak).toLocaleString('en-US')}/s), ${sent.toLocaleString('en-US')} events; ` +
-          `stored = sent: ${exact ? 'yes' : `NO (${JSON.stringify(byEvent)} vs ${JSON.stringify(feed.counts)})`}, all stored ${(Number(done.lagMs) / 1000).toFixed(1)} s ` +
-          `after the feed stopped`,
-        engine: `recorder CPU ${cores.toFixed(2)} cores (${(cpuFed / feedSeconds).toFixed(2)} while fed) = ${perTenK.toFixed(2)} cores per 10,000 events/s`,
+          `${fmt(mean)} events/s sent (peak ${fmt(peak)}/s), ${fmt(sent)} events; stored = sent: ${verdict}, ` +
+          `all stored ${(Number(done.lagMs) / 1000).toFixed(1)} s after the feed stopped`,
+        engine:
+          `recorder CPU ${cores.toFixed(2)} cores (${(cpuFed / feedSeconds).toFixed(2)} while fed) = ` + `${perTenK.toFixed(2)} cores per 10,000 events/s`,
         ratio: `RSS max ${mb} MB, JS heap max ${heapMax} MB (bound ${RSS_BOUND_MB} MB: ${mb <= RSS_BOUND_MB ? 'within' : 'NOT within'})`,
       },
       { workload: 'whole venue: the recorder’s last status line', service: String(done.status), engine: '', ratio: '' },

@@ -88,7 +88,9 @@ export class VenueFeed {
       const r = this.next();
       if (r % 8 === 0) {
         const side = r & 16 ? 'BUY' : 'SELL';
-        const text = `{"event_type":"last_trade_price","asset_id":"${asset}","market":"${market}","price":"0.${45 + (r % 10)}","side":"${side}","size":"${1 + (r % 500)}","fee_rate_bps":"0","timestamp":"${t}"}`;
+        const text =
+          `{"event_type":"last_trade_price","asset_id":"${asset}","market":"${market}","price":"0.${45 + (r % 10)}","side":"${side}",` +
+          `"size":"${1 + (r % 500)}","fee_rate_bps":"0","timestamp":"${t}"}`;
         if (this.server.publishFor(asset, text, 'last_trade_price', 1)) {
           this.counts.last_trade_price++;
           this.counts.frames++;
@@ -102,7 +104,9 @@ export class VenueFeed {
         const bid = (r >>> (k + 3)) & 1;
         const cents = bid ? 40 + (((r >>> 5) + k) % 10) : 51 + (((r >>> 7) + k) % 10);
         const size = (r >>> 9) % 7 === 0 ? 0 : 10 + (((r >>> 11) + 37 * k) % 990);
-        items += `${k ? ',' : ''}{"asset_id":"${asset}","price":"0.${cents}","size":"${size}","side":"${bid ? 'BUY' : 'SELL'}","hash":"","best_bid":"0.49","best_ask":"0.51"}`;
+        items +=
+          `${k ? ',' : ''}{"asset_id":"${asset}","price":"0.${cents}","size":"${size}","side":"${bid ? 'BUY' : 'SELL'}",` +
+          `"hash":"","best_bid":"0.49","best_ask":"0.51"}`;
       }
       const text = `{"market":"${market}","price_changes":[${items}],"timestamp":"${t}","event_type":"price_change"}`;
       if (this.server.publishFor(asset, text, 'price_change', n)) {
