@@ -289,9 +289,22 @@ describe('seedDemo and npm run seed-demo', () => {
       ['tick_size_change', 2],
     ]);
 
+    // Each token's protocol version (market_protocols): the demo's second market is a v2 one.
+    const protocols = () =>
+      te.engine.rows<{ v: string; n: number }>('SELECT protocol_version AS v, toUInt32(count()) AS n FROM market_protocols GROUP BY v ORDER BY v');
+    expect(await protocols()).toEqual([
+      { v: 'v1', n: 14 },
+      { v: 'v2', n: 2 },
+    ]);
+
     await seedDemo(te.engine, opts);
     expect(await count()).toBe(expected.ticks);
     expect((await events()).map((r) => Number(r.n))).toEqual([2, 2]);
+    // Not FINAL: seeding again stored no second row either.
+    expect(await protocols()).toEqual([
+      { v: 'v1', n: 14 },
+      { v: 'v2', n: 2 },
+    ]);
   });
 
   it('writes a frames file and Gamma markets file that `ingest replay` reads back', async () => {

@@ -223,6 +223,28 @@ describe('--assets', () => {
     expect(ticks).toEqual([{ asset_id: '102', side: 'DOWN' }]);
   });
 
+  it('looks a v2 token up by position_ids once clob_token_ids does not know it, and labels it', async () => {
+    const [, v2] = fixture('gamma-v2-markets.json');
+    const position = (v2.positionIds as string[])[1];
+    gamma.setMarkets([market(1), v2]);
+    recorder = await startRecorder(engine, recorderOptions({ wsUrl: ws.url, gammaUrl: gamma.url, assets: ['102', position] }));
+    await waitFor(() => subscribedAssets().length === 2, 'the subscription');
+    expect(gamma.requests).toEqual([
+      `/markets/keyset?limit=100&clob_token_ids=102&clob_token_ids=${position}`,
+      `/markets/keyset?limit=100&position_ids=${position}`,
+    ]);
+    ws.publish(priceChange(position, 1_766_000_000_001));
+    await waitFor(() => recorder!.status().frames === 1, 'the frame');
+    await recorder.stop();
+    expect(await engine.rows('SELECT asset_id, side FROM ticks')).toEqual([{ asset_id: position, side: 'NO' }]);
+    expect(await engine.rows('SELECT asset_id, protocol_version FROM market_protocols FINAL ORDER BY asset_id')).toEqual(
+      [
+        { asset_id: '102', protocol_version: 'v1' },
+        { asset_id: position, protocol_version: 'v2' },
+      ].sort((a, b) => (a.asset_id < b.asset_id ? -1 : 1)),
+    );
+  });
+
   it('records with UNKNOWN labels when Gamma is down', async () => {
     gamma.failWith(503);
     try {
@@ -302,9 +324,9 @@ describe('the whole venue', () => {
       timestamp: '1766000000100',
     });
     await waitFor(() => subscribedAssets().length === 4, 'the resolved market left');
-    gamma.setMarkets([market(1), { ...market(2), closed: true }, market(3), market(4)]);
+    // Gamma still lists market 1 as live, its metadata updated since: a resolved market does not come back.
+    gamma.setMarkets([{ ...market(1), updatedAt: '2026-01-03T00:00:00.000Z' }, { ...market(2), closed: true }, market(3), market(4)]);
     await waitFor(() => subscribedAssets().length === 4 && subscribedAssets().includes('401'), 'market 2 left, market 4 joined');
-    // Gamma still lists market 1 as live: a resolved market does not come back.
     const asked = gamma.requests.length;
     await waitFor(() => gamma.requests.length >= asked + 3, 'three more refreshes');
     expect(subscribedAssets().sort()).toEqual([...tokens(3), ...tokens(4)]);
