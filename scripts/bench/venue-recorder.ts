@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { EmbeddedEngine } from '../../src/clickhouse/embedded.js';
 import { runMigrations } from '../../src/clickhouse/migrations.js';
 import { loadRecorderOptions } from '../../src/ingest/recorder/options.js';
@@ -12,10 +11,12 @@ import { setLogLevel } from '../../src/log.js';
 /**
  * The recorder side of the whole-venue bench (venue.ts), in its own process on a fresh embedded engine,
  * as `npm run record -- --all` runs: `venue-recorder.ts <wsUrl> <gammaUrl>`. Prints JSON lines (`venue`:
- * `ready` once started, `status` with every status line as it is reported); on the stdin line
- * `expect <ticks>` it waits until that many ticks are stored with nothing
+ * `ready` once started, `status` with every status line as it is reported); on the IPC message
+ * `{"expect": <ticks>}` it waits until that many ticks are stored with nothing
  * buffered, then prints (`done`) the stored ticks by event and the last status line, stops and exits. Its log
- * lines (warnings and errors) share stdout.
+ * lines (warnings and errors) share stdout. Its stdin is /dev/null: the embedded engine reads the
+ * process's stdin as an INSERT's external data (chdb-io/chdb-core#239), so anything written there
+ * makes every insert fail (Code 48).
  */
 const [wsUrl, gammaUrl] = process.argv.slice(2);
 /** The bench's own lines carry `venue`; anything else on stdout is the recorder's log. */
@@ -34,9 +35,7 @@ try {
     },
   });
   say('ready', { assets: recorder.status().assets });
-  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
-  const { value } = await lines.next();
-  const expected = Number(/^expect (\d+)$/.exec(String(value))?.[1]);
+  const expected = await new Promise<number>((resolve) => process.once('message', (m) => resolve(Number((m as { expect: number }).expect))));
   const started = performance.now();
   while (recorder.status().sink.stored.ticks < expected || recorder.status().sink.pending > 0) {
     if (performance.now() - started > 30 * 60_000) break;

@@ -36,7 +36,8 @@ export async function benchVenue(): Promise<BenchRow[]> {
   feed.setBooks(markets, t0);
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./venue-recorder.ts', import.meta.url)), ws.url, gamma.url], {
     cwd: fileURLToPath(new URL('../..', import.meta.url)),
-    stdio: ['pipe', 'pipe', 'inherit'],
+    // No stdin (see venue-recorder.ts); the expected count goes over IPC.
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const say = (line: string) => process.stderr.write(`venue: ${line}\n`);
   let rssMax = 0;
@@ -110,7 +111,7 @@ export async function benchVenue(): Promise<BenchRow[]> {
     say(
       `fed ${sent.toLocaleString('en-US')} events in ${feedSeconds.toFixed(1)} s (peak ${Math.round(peak).toLocaleString('en-US')}/s); waiting for the store`,
     );
-    child.stdin!.write(`expect ${expected}\n`);
+    child.send({ expect: expected });
     const done = await next();
     const cpuAll = cpuSecondsOf(child.pid!) - cpuStart;
     const byEvent = Object.fromEntries((done.byEvent as { event: string; n: number }[]).map((r) => [r.event, Number(r.n)]));

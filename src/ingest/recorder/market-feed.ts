@@ -47,9 +47,6 @@ export interface FeedStats {
  */
 export const MAX_ASSETS_PER_FRAME = 100;
 
-/** Polymarket's market channel serves at most this many assets per connection (the rest get nothing). */
-export const MAX_ASSETS_PER_SOCKET = 500;
-
 /**
  * Polymarket's market channel over several sockets, each holding at most `assetsPerSocket` assets.
  * Assets added later fill a socket with room (a live `subscribe` operation) or open a new one, and
