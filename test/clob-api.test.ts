@@ -199,6 +199,42 @@ describe('GET /book and POST /books', () => {
     expect(JSON.stringify(real).length).toBeGreaterThan(50_000);
     expect(await post(`${base(T0)}/books`, real)).toEqual(expect.objectContaining({ status: 200, body: [] }));
   });
+
+  it('POST /prices, /midpoints, /spreads, /last-trades-prices: each token once, tokens without a book left out, lists in request order', async () => {
+    const at = base(T0 + 60 * S);
+    const one = async (path: string) => (await call(`${at}${path}`)).body;
+    const asked = [{ token_id: B }, { token_id: '999' }, { token_id: A }, { token_id: B }];
+    const midpoints = (await post(`${at}/midpoints`, asked)).body;
+    expect(midpoints).toEqual({ [B]: (await one(`/midpoint?token_id=${B}`)).mid, [A]: (await one(`/midpoint?token_id=${A}`)).mid });
+    expect((await post(`${at}/spreads`, asked)).body).toEqual({
+      [B]: (await one(`/spread?token_id=${B}`)).spread,
+      [A]: (await one(`/spread?token_id=${A}`)).spread,
+    });
+    // Strings here, where GET /price answers numbers.
+    const prices = (
+      await post(`${at}/prices`, [
+        { token_id: A, side: 'SELL' },
+        { token_id: '999', side: 'BUY' },
+        { token_id: A, side: 'BUY' },
+      ])
+    ).body;
+    expect(prices).toEqual({ [A]: { SELL: '0.5', BUY: '0.46' } });
+    const lasts = (await post(`${at}/last-trades-prices`, asked)).body;
+    expect(lasts).toEqual([
+      { token_id: B, ...(await one(`/last-trade-price?token_id=${B}`)) },
+      { token_id: A, ...(await one(`/last-trade-price?token_id=${A}`)) },
+    ]);
+    expect(await post(`${at}/prices`, [{ token_id: A }])).toMatchObject({ status: 400 });
+    expect(
+      await post(
+        `${at}/midpoints`,
+        Array.from({ length: 501 }, () => ({ token_id: A })),
+      ),
+    ).toMatchObject({
+      status: 400,
+      body: { error: 'Invalid payload: at most 500 token ids' },
+    });
+  });
 });
 
 describe('price, midpoint, spread', () => {

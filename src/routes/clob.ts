@@ -544,18 +544,20 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
     return c.json({ history: points }, 200);
   });
 
-  /** The books of a batch's tokens (each read once) that have one at the instant, BOOKS_IN_FLIGHT at a time. */
+  /**
+   * The books of a batch's tokens (each read once, BOOKS_IN_FLIGHT at a time) that have one at the
+   * instant, in request order: an answer keyed by token lists them as they were asked for.
+   */
   const batchBooks = async (reader: ReturnType<typeof booksInWindow>, tokens: readonly string[]) => {
     const unique = [...new Set(tokens)];
+    const states: (BookState | null)[] = [];
+    for (let i = 0; i < unique.length; i += BOOKS_IN_FLIGHT)
+      states.push(...(await Promise.all(unique.slice(i, i + BOOKS_IN_FLIGHT).map((t) => reader.find(t)))));
     const found = new Map<string, BookState>();
-    for (let i = 0; i < unique.length; i += BOOKS_IN_FLIGHT) {
-      await Promise.all(
-        unique.slice(i, i + BOOKS_IN_FLIGHT).map(async (token) => {
-          const state = await reader.find(token);
-          if (state) found.set(token, state);
-        }),
-      );
-    }
+    unique.forEach((token, i) => {
+      const state = states[i];
+      if (state) found.set(token, state);
+    });
     return found;
   };
   /** The instrument of a token at the reader's instant (now for `latest`): one whose book exists is always known. */
