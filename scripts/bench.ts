@@ -18,7 +18,7 @@ import type { BenchContext, BenchFn, BenchRow } from './bench/types.js';
  */
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)), '.bench-data');
 /** Modules other issues contribute; each exports one or more `bench*` functions (BenchFn). */
-const CONTRIBUTED = ['candles', 'orderbook', 'book', 'auth', 'recorder', 'ingest', 'import', 'replay', 'python-client', 'mcp', 'tardis'];
+const CONTRIBUTED = ['candles', 'orderbook', 'book', 'auth', 'recorder', 'venue', 'ingest', 'import', 'replay', 'python-client', 'mcp', 'tardis'];
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 

@@ -5,6 +5,8 @@ import { createEngine } from '../src/clickhouse/index.js';
 import { runMigrations } from '../src/clickhouse/migrations.js';
 import { loadConfig } from '../src/config.js';
 import { type ReplaySummary, readGammaFile, replayFile } from '../src/ingest/frame-files.js';
+import { logGammaProblems, parseGammaMarkets } from '../src/ingest/gamma.js';
+import { storeProtocols } from '../src/ingest/market-protocols.js';
 import { errorText } from '../src/log.js';
 
 const USAGE = `Usage: npm run ingest -- replay <file> [--markets <gamma.json>]
@@ -49,6 +51,17 @@ async function replay(file: string, marketsFile?: string) {
   try {
     console.log(`ClickHouse: ${engine.location}`);
     await runMigrations(engine);
+    if (marketsFile) {
+      // Each market's protocol version (market_protocols); its rows go through the replay below.
+      const gamma = parseGammaMarkets(await readGammaFile(marketsFile));
+      logGammaProblems(gamma.problems, marketsFile);
+      const stored = await storeProtocols(engine, gamma.protocols);
+      const v2 = gamma.protocols.filter((p) => p.protocol_version === 'v2').length;
+      console.log(
+        `${marketsFile}: ${gamma.protocols.length} tokens (${gamma.protocols.length - v2} v1, ${v2} v2), ${gamma.invalid} markets skipped; ` +
+          `${stored} protocol versions stored`,
+      );
+    }
     console.log(`Replaying ${file}${marketsFile ? ` with markets from ${marketsFile}` : ''} …`);
     const summary = await replayFile(engine, file, {
       marketsFile,

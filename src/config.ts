@@ -80,11 +80,13 @@ const schema = z.object({
     .default('wss://ws-subscriptions-clob.polymarket.com/ws/market'),
   GAMMA_URL: z.string().url().default('https://gamma-api.polymarket.com'),
   RECORDER_ASSETS: assetList.optional(),
+  /** `--all` (older name `--active`): record every live token Gamma lists. */
   RECORDER_ACTIVE: flag('0'),
-  /** `--active`: stop discovery after this many assets (0 = all active markets). */
+  /** `--all`: subscribe at most this many assets (0 = every live one). */
   RECORDER_MAX_ASSETS: int(0, 1_000_000).default(0),
   RECORDER_ARCHIVE_DIR: z.string().min(1).optional(),
-  RECORDER_ASSETS_PER_SOCKET: int(1, 10_000).default(400),
+  /** Polymarket's market channel serves at most 500 assets per connection. */
+  RECORDER_ASSETS_PER_SOCKET: int(1, 500).default(500),
   RECORDER_PING_INTERVAL_MS: int(10, 600_000).default(10_000),
   /** A socket that received nothing (not even `PONG`) for this long is presumed dead and replaced. */
   RECORDER_STALE_AFTER_MS: int(50, 3_600_000).default(35_000),
@@ -96,7 +98,7 @@ const schema = z.object({
   RECORDER_MAX_BUFFERED_ROWS: int(1, 50_000_000).default(500_000),
   RECORDER_RETRY_MIN_MS: int(1, 600_000).default(500),
   RECORDER_RETRY_MAX_MS: int(1, 3_600_000).default(30_000),
-  /** Gamma refresh for `--active` (0 = only at start). */
+  /** Gamma refresh for `--all` (0 = only at start). */
   RECORDER_DISCOVERY_INTERVAL_S: int(0, 86_400).default(300),
   /** Status line period (0 = none). */
   RECORDER_STATUS_INTERVAL_S: int(0, 86_400).default(10),

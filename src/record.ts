@@ -10,7 +10,7 @@ import { errorText, log, setLogLevel } from './log.js';
 import { metrics } from './metrics.js';
 
 /**
- * `npm run record -- (--assets <id,...> | --active [--max-assets N]) [--archive <dir>] …`: the live
+ * `npm run record -- (--all [--max-assets N] | --assets <id,...>) [--archive <dir>] …`: the live
  * recorder as its own process (with a ClickHouse server; the embedded engine allows one process per
  * DATA_DIR, so there run it inside the API with RECORDER=1). SIGINT/SIGTERM: stop reading, store
  * every buffered row, exit 0; a second signal exits at once with code 1. A process entry like main.ts,

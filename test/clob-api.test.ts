@@ -199,6 +199,42 @@ describe('GET /book and POST /books', () => {
     expect(JSON.stringify(real).length).toBeGreaterThan(50_000);
     expect(await post(`${base(T0)}/books`, real)).toEqual(expect.objectContaining({ status: 200, body: [] }));
   });
+
+  it('POST /prices, /midpoints, /spreads, /last-trades-prices: each token once, tokens without a book left out, lists in request order', async () => {
+    const at = base(T0 + 60 * S);
+    const one = async (path: string) => (await call(`${at}${path}`)).body;
+    const asked = [{ token_id: B }, { token_id: '999' }, { token_id: A }, { token_id: B }];
+    const midpoints = (await post(`${at}/midpoints`, asked)).body;
+    expect(midpoints).toEqual({ [B]: (await one(`/midpoint?token_id=${B}`)).mid, [A]: (await one(`/midpoint?token_id=${A}`)).mid });
+    expect((await post(`${at}/spreads`, asked)).body).toEqual({
+      [B]: (await one(`/spread?token_id=${B}`)).spread,
+      [A]: (await one(`/spread?token_id=${A}`)).spread,
+    });
+    // Strings here, where GET /price answers numbers.
+    const prices = (
+      await post(`${at}/prices`, [
+        { token_id: A, side: 'SELL' },
+        { token_id: '999', side: 'BUY' },
+        { token_id: A, side: 'BUY' },
+      ])
+    ).body;
+    expect(prices).toEqual({ [A]: { SELL: '0.5', BUY: '0.46' } });
+    const lasts = (await post(`${at}/last-trades-prices`, asked)).body;
+    expect(lasts).toEqual([
+      { token_id: B, ...(await one(`/last-trade-price?token_id=${B}`)) },
+      { token_id: A, ...(await one(`/last-trade-price?token_id=${A}`)) },
+    ]);
+    expect(await post(`${at}/prices`, [{ token_id: A }])).toMatchObject({ status: 400 });
+    expect(
+      await post(
+        `${at}/midpoints`,
+        Array.from({ length: 501 }, () => ({ token_id: A })),
+      ),
+    ).toMatchObject({
+      status: 400,
+      body: { error: 'Invalid payload: at most 500 token ids' },
+    });
+  });
 });
 
 describe('price, midpoint, spread', () => {
@@ -406,14 +442,31 @@ describe('openapi.json', () => {
     const doc = await (await d.app.request('/v1/openapi.json')).json();
     const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/v1/clob/'));
     expect(paths.sort()).toEqual(
-      ['book', 'books', 'last-trade-price', 'midpoint', 'neg-risk', 'price', 'prices-history', 'spread', 'tick-size'].map(
-        (p) => `/v1/clob/{key}/at/{instant}/${p}`,
-      ),
+      [
+        'book',
+        'books',
+        'clob-markets/{condition_id}',
+        'fee-rate',
+        'last-trade-price',
+        'last-trades-prices',
+        'markets-by-token/{token_id}',
+        'midpoint',
+        'midpoints',
+        'neg-risk',
+        'price',
+        'prices',
+        'prices-history',
+        'spread',
+        'spreads',
+        'tick-size',
+      ].map((p) => `/v1/clob/{key}/at/{instant}/${p}`),
     );
     const book = doc.paths['/v1/clob/{key}/at/{instant}/book'].get;
     expect(book.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort()).toEqual(['path:instant', 'path:key', 'query:token_id']);
     expect(Object.keys(book.responses).sort()).toEqual(['200', '400', '401', '403', '404', '429', '500', '503']);
     expect(Object.keys(book.responses['429'].headers)).toEqual(['Retry-After']);
-    expect(doc.paths['/v1/clob/{key}/at/{instant}/books'].post.requestBody.content['application/json'].schema.maxItems).toBe(500);
+    for (const batch of ['books', 'prices', 'midpoints', 'spreads', 'last-trades-prices']) {
+      expect(doc.paths[`/v1/clob/{key}/at/{instant}/${batch}`].post.requestBody.content['application/json'].schema.maxItems).toBe(500);
+    }
   });
 });

@@ -282,7 +282,7 @@ describe('GET /v1/markets coverage', () => {
     // The entry's members (docs/API.md §4): coverage, then the instrument as of now (docs/TIME-MACHINE.md §5).
     expect(Object.keys(body.data[0])).toEqual([
       ...['market', 'asset_id', 'side', 'first_seen', 'last_seen', 'total_ticks', 'coverage'],
-      ...['outcome', 'tick_size', 'min_order_size', 'neg_risk', 'fees', 'status', 'winner', 'resolved_at', 'source'],
+      ...['outcome', 'tick_size', 'min_order_size', 'neg_risk', 'fees', 'status', 'winner', 'resolved_at', 'source', 'protocol_version'],
     ]);
   });
 });

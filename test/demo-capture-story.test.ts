@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STORY_RUN, withCaptureStory } from '../src/demo/capture-story.js';
-import { generateDemo } from '../src/demo/frames.js';
+import { demoTokens, generateDemo } from '../src/demo/frames.js';
 import { seedDemo } from '../src/demo/seed.js';
 import { type DataApp, startDataApp } from './support/data-app.js';
 import { json } from './support/ticks-fixture.js';
@@ -21,7 +21,7 @@ const SEED = 3;
 
 let t: DataApp;
 const demo = generateDemo({ seed: SEED, ticks: TICKS, endMs: END });
-const markets = demo.gammaMarkets.map((m) => ({ conditionId: m.conditionId, tokens: JSON.parse(m.clobTokenIds) as string[] }));
+const markets = demo.gammaMarkets.map((m) => ({ conditionId: m.conditionId, tokens: demoTokens(m) }));
 
 beforeAll(async () => {
   t = await startDataApp(END + 60_000);

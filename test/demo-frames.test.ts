@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateDemo } from '../src/demo/frames.js';
+import { type DemoGammaMarket, demoTokens, generateDemo } from '../src/demo/frames.js';
 import { seedDemo } from '../src/demo/seed.js';
 import { readGammaFile, replayFile } from '../src/ingest/frame-files.js';
 import { createTestEngine, type TestEngine } from './support/engine.js';
@@ -118,7 +118,7 @@ function replay(lines: Iterable<string>, tickOf: Map<string, number>) {
 
 function tickSizes(markets: ReturnType<typeof generateDemo>['gammaMarkets']) {
   const m = new Map<string, number>();
-  for (const g of markets) for (const id of JSON.parse(g.clobTokenIds) as string[]) m.set(id, g.orderPriceMinTickSize);
+  for (const g of markets) for (const id of demoTokens(g)) m.set(id, g.orderPriceMinTickSize);
   return m;
 }
 
@@ -138,16 +138,18 @@ describe('generateDemo', () => {
   // Issue 27 changed them on purpose: the first market's tick change (its books state 0.001 after it, its
   // Gamma tick is 0.001) and three market-event frames; without those the frames hash as before
   // (0309bab3…), nothing else moved. Stop 35 bounded the resize walk (50 typical sizes): 71657a04… before.
+  // Issue 37 moved the Gamma markets on purpose (ccd84baa… before): every market states its version, the second
+  // is a v2 market (positionIds) and the tenth a v2 moneyline market (To Advance, two sides); the frames did not move.
   it("keeps the bytes of a seed's dataset: a change to the generator that alters the demo data shows here", () => {
     const frames = createHash('sha256');
     for (const line of demo.frames()) frames.update(`${line}\n`);
     expect(frames.digest('hex')).toBe('be0af14f669d604b60ed3328426690f721681e72ae351783d02761b5b1ddaabc');
     expect(createHash('sha256').update(JSON.stringify(demo.gammaMarkets)).digest('hex')).toBe(
-      'ccd84baad289d3bc4f1bfc0480c25ab2a04317010a75bc5a545fd15624256b1f',
+      '8e501ea8a827bf2a01bffca105792257f2c7514276ba026810883c444c3c5679',
     );
   });
 
-  it('writes a Gamma markets file: JSON-encoded outcomes and token ids, real-looking ids and questions', () => {
+  it('writes a Gamma markets file: JSON-encoded outcomes and token ids, real-looking ids and questions, a v2 and a moneyline market', () => {
     const parsed = JSON.parse(JSON.stringify(demo.gammaMarkets)) as Record<string, unknown>[];
     expect(parsed).toHaveLength(12);
     expect(parsed[0].outcomes).toBe('["Yes", "No"]');
@@ -158,7 +160,9 @@ describe('generateDemo', () => {
     expect(parsed.map((m) => m.question)).toContain('Will the Fed cut rates in March 2027?');
     for (const m of parsed) {
       expect(m.conditionId).toMatch(/^0x[0-9a-f]{64}$/);
-      const tokens = JSON.parse(m.clobTokenIds as string) as string[];
+      // v1 markets name their outcome ids in clobTokenIds (JSON text), v2 ones in positionIds (an array), never both.
+      const tokens = m.version === 'v2' ? (m.positionIds as string[]) : (JSON.parse(m.clobTokenIds as string) as string[]);
+      expect(m.version === 'v2' ? m.clobTokenIds : m.positionIds).toBeUndefined();
       expect(tokens).toHaveLength(2);
       for (const id of tokens) expect(id).toMatch(/^[1-9]\d{75,77}$/);
       expect(m.slug).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
@@ -166,7 +170,16 @@ describe('generateDemo', () => {
       expect(m.closed).toBe(false);
       expect(Number.isNaN(Date.parse(m.endDate as string))).toBe(false);
     }
-    expect(new Set(parsed.flatMap((m) => JSON.parse(m.clobTokenIds as string))).size).toBe(24);
+    expect(parsed.map((m) => m.version)).toEqual(['v1', 'v2', 'v1', 'v1', 'v1', 'v1', 'v1', 'v1', 'v1', 'v2', 'v1', 'v1']);
+    expect(parsed[9]).toMatchObject({
+      question: 'Real Madrid vs. Bayern Munich: To Advance',
+      outcome_type: 'moneyline',
+      marketSides: [
+        { long: true, description: 'Real Madrid', team: { name: 'Real Madrid' } },
+        { long: false, description: 'Bayern Munich', team: { name: 'Bayern Munich' } },
+      ],
+    });
+    expect(new Set(demo.gammaMarkets.flatMap(demoTokens)).size).toBe(24);
   });
 
   it('yields frames that replay into consistent books over the requested days: ticks as requested, on the grid, bid below ask', () => {
@@ -187,7 +200,7 @@ describe('generateDemo', () => {
     expect(s.last).toBeGreaterThan(END - 3_600_000);
     // The first market's tick goes to 0.001 (both tokens), and the daily Up/Down resolves as the very last frame.
     const [first, , , , , , upDown] = demo.gammaMarkets;
-    expect(s.marketEvents).toEqual([...JSON.parse(first.clobTokenIds).map((id: string) => `tick_size_change ${id}`), `market_resolved ${upDown.conditionId}`]);
+    expect(s.marketEvents).toEqual([...demoTokens(first).map((id: string) => `tick_size_change ${id}`), `market_resolved ${upDown.conditionId}`]);
     expect(JSON.parse([...demo.frames()].at(-1)!)).toMatchObject({ event_type: 'market_resolved', market: upDown.conditionId, timestamp: String(END - 1) });
   });
 
@@ -276,9 +289,22 @@ describe('seedDemo and npm run seed-demo', () => {
       ['tick_size_change', 2],
     ]);
 
+    // Each token's protocol version (market_protocols): the demo's second market is a v2 one.
+    const protocols = () =>
+      te.engine.rows<{ v: string; n: number }>('SELECT protocol_version AS v, toUInt32(count()) AS n FROM market_protocols GROUP BY v ORDER BY v');
+    expect(await protocols()).toEqual([
+      { v: 'v1', n: 14 },
+      { v: 'v2', n: 2 },
+    ]);
+
     await seedDemo(te.engine, opts);
     expect(await count()).toBe(expected.ticks);
     expect((await events()).map((r) => Number(r.n))).toEqual([2, 2]);
+    // Not FINAL: seeding again stored no second row either.
+    expect(await protocols()).toEqual([
+      { v: 'v1', n: 14 },
+      { v: 'v2', n: 2 },
+    ]);
   });
 
   it('writes a frames file and Gamma markets file that `ingest replay` reads back', async () => {
@@ -294,7 +320,7 @@ describe('seedDemo and npm run seed-demo', () => {
     const markets = await readGammaFile(`${out}.markets.json`);
     expect(markets).toHaveLength(9);
     expect(JSON.parse(readFileSync(`${out}.markets.json`, 'utf8'))[0].clobTokenIds).toMatch(/^\["\d{76,78}", "\d{76,78}"\]$/);
-    const ids = markets.flatMap((m) => JSON.parse(m.clobTokenIds as string) as string[]);
+    const ids = (markets as DemoGammaMarket[]).flatMap(demoTokens);
     const before = await count();
     const summary = await replayFile(te.engine, out, { marketsFile: `${out}.markets.json` });
     expect(summary.normalizer.malformed).toBe(0);

@@ -104,7 +104,10 @@ describe('a tick size change (real frame, ws-frames.jsonl line 8: 0.01 → 0.001
       neg_risk: 'metadata',
       fees: 'default',
       status: 'default',
+      protocol_version: 'default',
     },
+    // Gamma objects replayed with the frames, not taken in by `ingest replay --markets`: no protocol version stored.
+    protocol_version: null,
   });
 
   it('/v1/instruments 1 ms before: 0.01 (the change’s old tick), at the change: 0.001, both from history', async () => {
@@ -178,7 +181,9 @@ describe('a resolved market (real frames, ws-frames.jsonl lines 5 and 6: NVDA li
           neg_risk: 'default',
           fees: 'default',
           status: 'history',
+          protocol_version: 'default',
         },
+        protocol_version: null,
       });
     }
     // Without a timestamp: now, still resolved.

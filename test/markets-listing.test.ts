@@ -55,7 +55,9 @@ function expectedEntries() {
           neg_risk: 'default',
           fees: 'default',
           status: 'default',
+          protocol_version: 'default',
         },
+        protocol_version: null,
       };
     })
     .sort((x, y) => y.total_ticks - x.total_ticks || (x.asset_id < y.asset_id ? -1 : x.asset_id > y.asset_id ? 1 : 0));

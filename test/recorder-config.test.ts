@@ -23,10 +23,12 @@ describe('recorder options', () => {
       batchRows: 700,
       archiveDir: '/tmp/a',
       pingIntervalMs: 10_000,
-      assetsPerSocket: 400,
+      assetsPerSocket: 500,
       discoveryIntervalMs: 300_000,
     });
-    expect(loadRecorderOptions({}, ['--active', '--max-assets', '50'])).toMatchObject({ assets: null, maxAssets: 50 });
+    expect(loadRecorderOptions({}, ['--all', '--max-assets', '50'])).toMatchObject({ assets: null, maxAssets: 50 });
+    // The flag's earlier name does the same.
+    expect(loadRecorderOptions({}, ['--active'])).toMatchObject({ assets: null, maxAssets: 0 });
   });
 
   it('refuses bad or missing values with one line naming them', () => {
@@ -39,7 +41,12 @@ describe('recorder options', () => {
       }
       throw new Error('accepted');
     };
-    expect(error({})).toBe('the recorder needs exactly one of --assets <id,...> (RECORDER_ASSETS) or --active (RECORDER_ACTIVE=1)');
+    expect(error({})).toBe('the recorder needs exactly one of --all (RECORDER_ACTIVE=1) or --assets <id,...> (RECORDER_ASSETS)');
+    expect(error({}, ['--all', '--assets', '1'])).toMatch(/exactly one of/);
+    // Polymarket serves at most 500 assets a connection.
+    expect(error({}, ['--all', '--assets-per-socket', '501'])).toBe(
+      'Invalid recorder configuration: RECORDER_ASSETS_PER_SOCKET="501": Too big: expected number to be <=500',
+    );
     expect(error({ RECORDER_ACTIVE: '1' }, ['--assets', '1'])).toMatch(/exactly one of/);
     expect(error({ RECORDER_ACTIVE: '1', RECORDER_PING_INTERVAL_MS: 'soon' })).toMatch(/^Invalid recorder configuration: RECORDER_PING_INTERVAL_MS="soon": /);
     expect(error({ RECORDER_ACTIVE: '1' }, ['--ws-url', 'http://x'])).toBe(

@@ -96,7 +96,7 @@ describe('npm run record', () => {
     const sent = ws.sent.filter((f) => f !== 'PONG');
     // The status line reports what the child has received.
     await waitForChild(() => new RegExp(`total ${sent.length} frames`).test(stdout), `the child to receive ${sent.length} frames`);
-    expect(stdout).toMatch(/record: \d+ frames\/s, \d+ rows\/s, sockets 1\/1, assets 5, buffer \d+ rows, last insert \d+ ms/);
+    expect(stdout).toMatch(/record: \d+ frames\/s, \d+ rows\/s, sockets 1\/1, tokens 5 live, 5 subscribed, 0 silent, buffer \d+ rows, last insert \d+ ms/);
     const scraped = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     expect(scraped).toContain(`tickhouse_recorder_frames_total ${sent.length}`);
     expect(scraped).toMatch(/^tickhouse_recorder_buffered_rows [1-9]\d*$/m);

@@ -150,6 +150,15 @@ describe('every read endpoint through the generated client', () => {
         call: () => sdk.getClobPricesHistory({ client, path: clobPath(), query: { market: ASSET, startTs: START / 1000, fidelity: 10 } }),
         url: `${CLOB}/prices-history?market=${ASSET}&startTs=${START / 1000}&fidelity=10`,
       },
+      getClobFeeRate: { call: () => sdk.getClobFeeRate({ client, path: clobPath(), query: { token_id: ASSET } }), url: `${CLOB}/fee-rate?token_id=${ASSET}` },
+      getClobMarketByToken: {
+        call: () => sdk.getClobMarketByToken({ client, path: { ...clobPath(), token_id: ASSET } }),
+        url: `${CLOB}/markets-by-token/${ASSET}`,
+      },
+      getClobMarketInfo: {
+        call: () => sdk.getClobMarketInfo({ client, path: { ...clobPath(), condition_id: '0xc1' } }),
+        url: `${CLOB}/clob-markets/0xc1`,
+      },
       getCoverage: { call: () => sdk.getCoverage({ client, query: range }), url: `/v1/coverage?asset_id=${ASSET}&start=${START}&end=${NOW}` },
       getTardisDataset: {
         call: () =>

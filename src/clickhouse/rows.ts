@@ -110,6 +110,20 @@ export interface MarketRow {
   updated_at: number;
 }
 
+/** Polymarket's protocol of a market (Gamma's `version`): v1 = CTF outcome tokens, v2 = Protocol V2 positions. */
+export type ProtocolVersion = 'v1' | 'v2';
+
+/**
+ * The protocol version Gamma states for a token's market (market_protocols, migration 050), versioned
+ * by Gamma's `updatedAt` like MarketRow.
+ */
+export interface ProtocolRow {
+  asset_id: string;
+  market: string;
+  protocol_version: ProtocolVersion;
+  updated_at: number;
+}
+
 /**
  * The drift check of one exchange `book` (docs/TIME-MACHINE.md §4): `unchecked` when the ingest run had
  * no book of the asset before it, else the book rebuilt from the events before it compared with it.
@@ -124,7 +138,7 @@ export interface BookCheckRow {
   levels_differing: number;
 }
 
-export type CaptureKind = 'start' | 'stop' | 'subscribe' | 'open' | 'close' | 'resync' | 'source_missing';
+export type CaptureKind = 'start' | 'stop' | 'subscribe' | 'open' | 'close' | 'resync' | 'source_missing' | 'unsubscribe';
 
 /**
  * One lifecycle record of a recorder run (docs/TIME-MACHINE.md §4), per asset it concerns:

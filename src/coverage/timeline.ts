@@ -20,7 +20,7 @@ export interface AssetRecord {
   seq: number;
   run: string;
   socket: number;
-  kind: 'subscribe' | 'open' | 'close' | 'resync';
+  kind: 'subscribe' | 'open' | 'close' | 'resync' | 'unsubscribe';
 }
 
 /** `from` ≤ t < `to`. */
@@ -54,7 +54,8 @@ interface RunState {
  * since the start of the run that was active at `from`), each sorted by (t, seq).
  *
  * - An asset without any capture record is `unknown` throughout: its data came from other files.
- * - Otherwise, at each instant: `captured` when live on a socket of an active run; else
+ * - Otherwise, at each instant: `captured` when live on a socket of an active run (from its `open` to its
+ *   `close`, or to its `unsubscribe`: the recorder left it, its market resolved or left Gamma's list); else
  *   `disconnected` when an active run had subscribed it (its socket is reconnecting);
  *   `not_subscribed` when a run was active without it; `source_missing` inside a span an imported
  *   archive lacks (a `source_missing` record until the next start or its stop); `unknown` before the
@@ -125,6 +126,10 @@ export function timeline(
       } else if (e.kind === 'close') {
         if (run.live.delete(socket)) run.lost = true;
         run.awaitingBook.delete(socket);
+      } else if (e.kind === 'unsubscribe') {
+        run.live.delete(socket);
+        run.awaitingBook.delete(socket);
+        run.subscribed = run.live.size > 0;
       } else {
         const reconnect = run.awaitingBook.get(socket);
         if (reconnect) reconnect.resynced = true;

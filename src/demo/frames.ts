@@ -21,14 +21,20 @@ export interface DemoOptions {
 }
 
 /**
- * A Gamma `/markets` object: `outcomes` and `clobTokenIds` are JSON-encoded strings, as served. A type
- * alias, not an interface, so it is assignable to index-signature types such as GammaMarket.
+ * A Gamma `/markets` object: `outcomes` and `clobTokenIds` are JSON-encoded strings, as served; a v2
+ * market names its outcome ids in `positionIds` (an array) instead, and a moneyline market names its two
+ * sides in `marketSides` (docs/INGEST.md §1). A type alias, not an interface, so it is assignable to
+ * index-signature types such as GammaMarket.
  */
 export type DemoGammaMarket = {
   id: string;
   question: string;
   conditionId: string;
   slug: string;
+  version: 'v1' | 'v2';
+  outcome_type?: 'moneyline';
+  sportsMarketType?: 'moneyline';
+  marketSides?: { id: string; long: boolean; description: string; team: { name: string; abbreviation: string } }[];
   resolutionSource: string;
   endDate: string;
   liquidity: string;
@@ -51,7 +57,8 @@ export type DemoGammaMarket = {
   liquidityNum: number;
   endDateIso: string;
   startDateIso: string;
-  clobTokenIds: string;
+  clobTokenIds?: string;
+  positionIds?: string[];
   acceptingOrders: boolean;
   negRisk: boolean;
   spread: number;
@@ -156,6 +163,10 @@ interface Template {
   question: (year: number) => string;
   description: string;
   outcomes: [string, string];
+  /** A Protocol V2 market (Gamma `version` "v2", ids in `positionIds`); v1 when absent. */
+  v2?: true;
+  /** A moneyline market: its two sides, the long one first (name, abbreviation), which name its outcomes. */
+  sides?: [[string, string], [string, string]];
   /** Starting probability of the first outcome. */
   p0: number;
   /** Markets near 0 or 1 trade on the 0.001 grid, as on the exchange. */
@@ -183,6 +194,7 @@ const TEMPLATES: Template[] = [
     question: () => 'Bitcoin above $150k on Dec 31?',
     description: 'This market will resolve to "Yes" if the Binance BTC/USDT 1-minute candle close at 12:00 ET on December 31 is above $150,000.',
     outcomes: YES_NO,
+    v2: true,
     p0: 0.21,
     fine: false,
     resolvesIn: 0,
@@ -246,9 +258,16 @@ const TEMPLATES: Template[] = [
     resolvesIn: 1,
   },
   {
-    question: (y) => `Will Real Madrid win the ${y}–${String(y + 1).slice(2)} Champions League?`,
-    description: 'This market will resolve to "Yes" if Real Madrid wins the UEFA Champions League final of the listed season.',
+    question: () => 'Real Madrid vs. Bayern Munich: To Advance',
+    description:
+      'This market will resolve to the team that advances from the Champions League knockout tie, extra time and penalties included: Real Madrid (long) ' +
+      'or Bayern Munich (short).',
     outcomes: YES_NO,
+    v2: true,
+    sides: [
+      ['Real Madrid', 'RMA'],
+      ['Bayern Munich', 'BAY'],
+    ],
     p0: 0.15,
     fine: false,
     resolvesIn: 1,
@@ -427,14 +446,23 @@ function gammaMarket(t: Template, m: Market, rng: Rng, year: number, startMs: nu
   const volume = Math.exp(Math.log(2e6) + 1.2 * rng.normal());
   const liquidity = volume / (20 + rng.int(80));
   const tick = m.tickChange ? 0.001 : 1 / m.n;
+  const id = String(500_000 + rng.int(600_000));
   return {
-    id: String(500_000 + rng.int(600_000)),
+    id,
     question,
     conditionId: m.conditionId,
     slug: `${question
       .toLowerCase()
       .replace(/[^a-z0-9]+/g, '-')
       .replace(/^-|-$/g, '')}${rng.next() < 0.4 ? `-${100 + rng.int(900)}` : ''}`,
+    version: t.v2 ? 'v2' : 'v1',
+    ...(t.sides
+      ? {
+          outcome_type: 'moneyline' as const,
+          sportsMarketType: 'moneyline' as const,
+          marketSides: t.sides.map(([name, abbreviation], i) => ({ id: `${id}-${i}`, long: i === 0, description: name, team: { name, abbreviation } })),
+        }
+      : {}),
     resolutionSource: '',
     endDate: endDate.toISOString().replace('.000Z', 'Z'),
     liquidity: liquidity.toFixed(5),
@@ -457,7 +485,7 @@ function gammaMarket(t: Template, m: Market, rng: Rng, year: number, startMs: nu
     liquidityNum: Number(liquidity.toFixed(5)),
     endDateIso: endDate.toISOString().slice(0, 10),
     startDateIso: created.toISOString().slice(0, 10),
-    clobTokenIds: gammaList(m.tokens),
+    ...(t.v2 ? { positionIds: [...m.tokens] } : { clobTokenIds: gammaList(m.tokens) }),
     acceptingOrders: true,
     negRisk: m.n === 1000,
     spread: 2 / m.n,
@@ -465,6 +493,11 @@ function gammaMarket(t: Template, m: Market, rng: Rng, year: number, startMs: nu
     bestBid: (mid - 1) / m.n,
     bestAsk: (mid + 1) / m.n,
   };
+}
+
+/** A demo market's outcome token ids: `positionIds` of a v2 market, `clobTokenIds` of a v1 one. */
+export function demoTokens(m: DemoGammaMarket): string[] {
+  return m.positionIds ?? (JSON.parse(m.clobTokenIds ?? '[]') as string[]);
 }
 
 /** A JSON-encoded list spaced as Gamma serves it: `["Yes", "No"]`. */

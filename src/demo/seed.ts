@@ -1,7 +1,9 @@
 import type { Engine } from '../clickhouse/engine.js';
 import { type ReplayProgress, replayLines } from '../ingest/frame-files.js';
+import { parseGammaMarkets } from '../ingest/gamma.js';
+import { storeProtocols } from '../ingest/market-protocols.js';
 import { withCaptureStory } from './capture-story.js';
-import { generateDemo } from './frames.js';
+import { demoTokens, generateDemo } from './frames.js';
 
 export interface SeedDemoOptions {
   /** Tick rows to produce (default 300 000: loads in seconds on a small machine). */
@@ -43,8 +45,9 @@ export async function seedDemo(engine: Engine, opts: SeedDemoOptions = {}): Prom
   const seed = opts.seed ?? DEMO_DEFAULT_SEED;
   const demo = generateDemo({ seed, ticks, days: opts.days, markets: opts.markets, endMs: opts.endMs });
   const sourceId = `demo-${seed}-${ticks}-${demo.gammaMarkets.length}-${demo.startMs}-${demo.endMs}${opts.captureStory ? '-story' : ''}`;
-  const markets = demo.gammaMarkets.map((m) => ({ conditionId: m.conditionId, tokens: JSON.parse(m.clobTokenIds) as string[] }));
+  const markets = demo.gammaMarkets.map((m) => ({ conditionId: m.conditionId, tokens: demoTokens(m) }));
   const frames = opts.captureStory ? withCaptureStory(demo.frames(), markets, demo.startMs, demo.endMs) : demo.frames();
+  await storeProtocols(engine, parseGammaMarkets(demo.gammaMarkets).protocols);
   const summary = await replayLines(engine, frames, { sourceId, markets: demo.gammaMarkets, onProgress: opts.onProgress });
   return {
     sourceId,

@@ -18,7 +18,7 @@ export interface CaptureRecord {
   assets: string[];
 }
 
-const KINDS: readonly CaptureKind[] = ['start', 'stop', 'subscribe', 'open', 'close', 'resync', 'source_missing'];
+const KINDS: readonly CaptureKind[] = ['start', 'stop', 'subscribe', 'open', 'close', 'resync', 'source_missing', 'unsubscribe'];
 
 /** Records of a whole run (or of a span an archive lacks): they name no asset. */
 export const RUN_KINDS: readonly CaptureKind[] = ['start', 'stop', 'source_missing'];

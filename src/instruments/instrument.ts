@@ -1,4 +1,4 @@
-import type { FeeFields } from '../clickhouse/rows.js';
+import type { FeeFields, ProtocolVersion } from '../clickhouse/rows.js';
 import { POLYMARKET_DEFAULT_RULES, type TradingRules } from '../clob/book-summary.js';
 import type { ListingHistory, TradingHistory } from './history.js';
 
@@ -18,6 +18,8 @@ export interface MarketMetadata {
   tick_size: number | null;
   neg_risk: boolean | null;
   fees: FeeFields;
+  /** Gamma's `version` of the token's market (market_protocols). */
+  protocol_version: ProtocolVersion | null;
 }
 
 export interface Fees {
@@ -39,11 +41,13 @@ export interface Instrument {
   min_order_size: number;
   neg_risk: boolean;
   fees: Fees;
+  /** The market's protocol: `v1` (CTF outcome token) or `v2` (Protocol V2 position); null when no metadata states it. */
+  protocol_version: ProtocolVersion | null;
   status: 'open' | 'resolved';
   winner: { asset_id: string; outcome: string } | null;
   resolved_at: number | null;
   as_of: number;
-  source: Record<'market' | 'outcome' | 'question' | 'tick_size' | 'min_order_size' | 'neg_risk' | 'fees' | 'status', Source>;
+  source: Record<'market' | 'outcome' | 'question' | 'tick_size' | 'min_order_size' | 'neg_risk' | 'fees' | 'protocol_version' | 'status', Source>;
 }
 
 const POLYMARKET_DEFAULTS = POLYMARKET_DEFAULT_RULES;
@@ -100,6 +104,8 @@ export function instrumentAt(
   const [tick_size, tickSource] = pick<number>(POLYMARKET_DEFAULTS.tick_size, [trading.tickSize?.value, 'history'], [meta?.tick_size, 'metadata']);
   const [min_order_size, minSource] = pick<number>(POLYMARKET_DEFAULTS.min_order_size, [meta?.min_order_size, 'metadata']);
   const [neg_risk, negSource] = pick<boolean>(POLYMARKET_DEFAULTS.neg_risk, [trading.negRisk?.value, 'history'], [meta?.neg_risk, 'metadata']);
+  // No market-channel event states it: Gamma's version, else unknown (every market was v1 before 2026, but a token with no metadata may be either).
+  const [protocol_version, protocolSource] = pick<ProtocolVersion | null>(null, [meta?.protocol_version, 'metadata']);
   const fees = {} as Record<keyof Fees, number | boolean | null>;
   let feesSource: Source = 'default';
   for (const [member, field] of FEE_MEMBERS) {
@@ -130,6 +136,9 @@ export function instrumentAt(
       neg_risk: negSource,
       fees: feesSource,
       status: resolved || listing.resolvedLater ? 'history' : 'default',
+      // Fields added after the first clients were written come last: an existing answer keeps its bytes up to them.
+      protocol_version: protocolSource,
     },
+    protocol_version,
   };
 }

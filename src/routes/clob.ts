@@ -12,11 +12,12 @@ import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, notFound } from '../http/errors.js';
 import { renderError } from '../http/render-error.js';
-import { type MarketMetadata, tradingRulesAt } from '../instruments/instrument.js';
-import { lastTradeAt, marketMetadata } from '../queries/clob.js';
+import { type Instrument, type MarketMetadata, tradingRulesAt } from '../instruments/instrument.js';
+import { lastTradeAt, marketMetadata, tokensOfMarket } from '../queries/clob.js';
 import { tradingHistoryAt } from '../queries/instruments.js';
 import { pricesHistory } from '../queries/orderbook.js';
 import { MAX_TIME } from '../time.js';
+import { readInstrument } from './instruments.js';
 
 /**
  * Polymarket's CLOB read API at any past instant (docs/TIME-MACHINE.md §2). A Polymarket client whose
@@ -27,7 +28,26 @@ import { MAX_TIME } from '../time.js';
  */
 const BASE = '/v1/clob/:key/at/:instant';
 /** Endpoints under BASE, each one counted data request. */
-const ENDPOINTS = ['book', 'books', 'price', 'midpoint', 'spread', 'last-trade-price', 'tick-size', 'neg-risk', 'prices-history'];
+const ENDPOINTS = [
+  'book',
+  'books',
+  'price',
+  'prices',
+  'midpoint',
+  'midpoints',
+  'spread',
+  'spreads',
+  'last-trade-price',
+  'last-trades-prices',
+  'tick-size',
+  'neg-risk',
+  'fee-rate',
+  'prices-history',
+  'clob-markets/:condition_id',
+  'markets-by-token/:token_id',
+];
+/** The batch endpoints: a JSON array body of up to MAX_BOOKS tokens. */
+const BATCHES = ['books', 'prices', 'midpoints', 'spreads', 'last-trades-prices'];
 
 /** At most this many tokens per `POST /books` (Polymarket's batch limit). */
 const MAX_BOOKS = 500;
@@ -265,6 +285,116 @@ const pricesHistoryRoute = createRoute({
   },
 });
 
+/** A batch body: `[{"token_id": …, "side"?: …}, …]`, at most MAX_BOOKS items. */
+const batchBody = <T extends z.ZodType>(item: T) => ({
+  required: true,
+  content: { 'application/json': { schema: z.array(item).max(MAX_BOOKS, { error: `at most ${MAX_BOOKS} token ids` }) } },
+});
+const TokenItem = z.object({ token_id: tokenId('token_id') });
+const batchErrors = { ...errorResponses, 413: json('The body is larger than 128 KiB', ErrorSchema) };
+const byToken = (what: string, value: z.ZodType) =>
+  json(`${what} of each token that has a book at the instant, by token id (the others left out)`, z.record(z.string(), value));
+
+const midpointsRoute = createRoute({
+  ...route('post', 'midpoints', 'getClobMidpoints', `Polymarket \`POST /midpoints\`: \`/midpoint\` of up to ${MAX_BOOKS} tokens`),
+  request: { params: PathParams, body: batchBody(TokenItem) },
+  responses: { 200: byToken('The midpoint, a string,', z.string()), ...batchErrors },
+});
+
+const spreadsRoute = createRoute({
+  ...route('post', 'spreads', 'getClobSpreads', `Polymarket \`POST /spreads\`: \`/spread\` of up to ${MAX_BOOKS} tokens`),
+  request: { params: PathParams, body: batchBody(TokenItem) },
+  responses: { 200: byToken('The spread, a string,', z.string()), ...batchErrors },
+});
+
+const pricesRoute = createRoute({
+  ...route(
+    'post',
+    'prices',
+    'getClobPrices',
+    `Polymarket \`POST /prices\`: per token and side, the best bid for BUY and the best ask for SELL, as strings (Polymarket's reference and the ` +
+      `current clients), up to ${MAX_BOOKS} items`,
+  ),
+  request: { params: PathParams, body: batchBody(TokenItem.extend({ side: z.enum(['BUY', 'SELL']) })) },
+  responses: { 200: byToken('{"BUY"?: price, "SELL"?: price}', z.record(z.string(), z.string())), ...batchErrors },
+});
+
+const lastTradesRoute = createRoute({
+  ...route(
+    'post',
+    'last-trades-prices',
+    'getClobLastTradesPrices',
+    `Polymarket \`POST /last-trades-prices\`: \`/last-trade-price\` of up to ${MAX_BOOKS} tokens, each with its token id`,
+  ),
+  request: { params: PathParams, body: batchBody(TokenItem) },
+  responses: {
+    200: json(
+      'One entry per token that has a book or a trade at the instant, in request order',
+      z.array(z.object({ token_id: z.string(), price: z.string(), side: z.enum(['BUY', 'SELL', '']) })),
+    ),
+    ...batchErrors,
+  },
+});
+
+const feeRateRoute = createRoute({
+  ...route('get', 'fee-rate', 'getClobFeeRate', 'Polymarket `GET /fee-rate` at the instant: the taker base fee in basis points (the instrument’s, else 0)'),
+  request: { params: PathParams, query: TokenQuery },
+  responses: { 200: json('Base fee, basis points', z.object({ base_fee: z.number() })), ...errorResponses, ...noBookResponse },
+});
+
+const ConditionParams = PathParams.extend({
+  condition_id: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{1,64}$/, { error: 'Invalid condition id' })
+    .openapi({ param: { name: 'condition_id', in: 'path' }, example: '0x5f65177b394277fd294cd75650044e32ba009a95022d88a0c1d565897d72f8f1' }),
+});
+
+const clobMarketRoute = createRoute({
+  method: 'get',
+  path: '/v1/clob/{key}/at/{instant}/clob-markets/{condition_id}',
+  operationId: 'getClobMarketInfo',
+  tags: ['polymarket'],
+  summary:
+    'Polymarket `GET /clob-markets/{condition_id}` at the instant: the market’s tokens and outcomes, tick size, minimum order, neg-risk, base fees and fee ' +
+    'curve (as /v1/instruments of its first token), plus its protocol version',
+  security: [],
+  request: { params: ConditionParams },
+  responses: {
+    200: json(
+      'CLOB market info in Polymarket’s compact keys',
+      z.object({
+        t: z.array(z.object({ t: z.string().openapi({ description: 'Token id' }), o: z.string().openapi({ description: 'Outcome' }) })),
+        mos: z.number().openapi({ description: 'Minimum order size' }),
+        mts: z.number().openapi({ description: 'Tick size in force at the instant' }),
+        nr: z.boolean().openapi({ description: 'Neg risk' }),
+        mbf: z.number().openapi({ description: 'Maker base fee, basis points (0 when not stated)' }),
+        tbf: z.number().openapi({ description: 'Taker base fee, basis points (0 when not stated)' }),
+        fd: z
+          .object({ r: z.number(), e: z.number(), to: z.boolean() })
+          .optional()
+          .openapi({ description: 'Fee curve: rate, exponent, taker only; absent when no fee schedule is known' }),
+        protocol_version: z
+          .enum(['v1', 'v2'])
+          .nullable()
+          .openapi({ description: 'tickhouse’s addition: the market’s protocol (Gamma’s `version`, /v1/instruments), null when not stated' }),
+      }),
+    ),
+    ...errorResponses,
+    404: json('No token of the market has a book at that instant', ErrorSchema),
+  },
+});
+
+const marketByTokenRoute = createRoute({
+  method: 'get',
+  path: '/v1/clob/{key}/at/{instant}/markets-by-token/{token_id}',
+  operationId: 'getClobMarketByToken',
+  tags: ['polymarket'],
+  summary: 'Polymarket `GET /markets-by-token/{token_id}` at the instant: the token’s market (condition id)',
+  security: [],
+  request: { params: PathParams.extend({ token_id: tokenId('token_id').openapi({ param: { name: 'token_id', in: 'path' } }) }) },
+  responses: { 200: json('The condition id', z.object({ condition_id: z.string() })), ...errorResponses, ...noBookResponse },
+});
+
 /** Polymarket's error shape; status and headers (Retry-After) as for `/v1`. */
 const polymarketError = (e: ApiError) => ({ error: e.message });
 
@@ -283,16 +413,18 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
   clob.use(`${BASE}/*`, requirePathKey(deps));
   const counted = dailyLimit(deps);
   for (const name of ENDPOINTS) clob.use(`${BASE}/${name}`, counted);
-  clob.use(
-    `${BASE}/books`,
-    bodyLimit({
-      // 500 token ids of up to 100 digits, with a side each, fit.
-      maxSize: 128 * 1024,
-      onError: () => {
-        throw new ApiError('payload_too_large', 'Invalid payload: the body is larger than 128 KiB.');
-      },
-    }),
-  );
+  for (const name of BATCHES) {
+    clob.use(
+      `${BASE}/${name}`,
+      bodyLimit({
+        // 500 token ids of up to 100 digits, with a side each, fit.
+        maxSize: 128 * 1024,
+        onError: () => {
+          throw new ApiError('payload_too_large', 'Invalid payload: the body is larger than 128 KiB.');
+        },
+      }),
+    );
+  }
 
   /** The rules and last trade price as of the instant: history first (docs/TIME-MACHINE.md §5), then metadata, then defaults. */
   const summaryOf = async (c: Context<AppEnv>, token: string, state: BookState, at: number | null, meta: Map<string, MarketMetadata>) => {
@@ -349,19 +481,27 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
     return c.json({ spread: decimalText(quoteOf(book).spread) }, 200);
   });
 
-  clob.openapi(lastTradeRoute, async (c) => {
-    const reader = booksInWindow(c, books, c.req.valid('param').instant);
-    const { token_id } = c.req.valid('query');
-    const trade = await lastTradeAt(engine, token_id, reader.at, c.req.raw.signal);
+  /**
+   * The last trade of a token at the reader's instant with its taker side; without a stored trade, the last
+   * exchange book's own last_trade_price (side unknown), else Polymarket's answer for a token without
+   * trades; null when the token has neither a trade nor a book then.
+   */
+  const lastTradeOf = async (c: Context<AppEnv>, reader: ReturnType<typeof booksInWindow>, token: string) => {
+    const trade = await lastTradeAt(engine, token, reader.at, c.req.raw.signal);
     if (trade) {
       if (reader.at === null) assertInHistoryWindow(c, trade.timestamp);
-      return c.json({ price: decimalText(trade.price), side: trade.side }, 200);
+      return { price: decimalText(trade.price), side: trade.side };
     }
-    await reader.get(token_id, NO_BOOK);
-    // No trade stored: the last trade price an exchange book stated (its side unknown), else Polymarket's
-    // answer for a token without trades.
-    const stated = (await tradingHistoryAt(engine, token_id, reader.at, c.req.raw.signal)).lastTrade;
-    return c.json({ price: stated ? decimalText(stated.value) : '0.5', side: '' as const }, 200);
+    if (!(await reader.find(token))) return null;
+    const stated = (await tradingHistoryAt(engine, token, reader.at, c.req.raw.signal)).lastTrade;
+    return { price: stated ? decimalText(stated.value) : '0.5', side: '' as const };
+  };
+
+  clob.openapi(lastTradeRoute, async (c) => {
+    const reader = booksInWindow(c, books, c.req.valid('param').instant);
+    const last = await lastTradeOf(c, reader, c.req.valid('query').token_id);
+    if (!last) throw notFound(NO_BOOK);
+    return c.json(last, 200);
   });
 
   clob.openapi(tickSizeRoute, async (c) => {
@@ -403,6 +543,109 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
       throw new ApiError('invalid_parameter', `More than ${MAX_HISTORY_POINTS} points: use a larger fidelity or a shorter range.`, { param: 'fidelity' });
     }
     return c.json({ history: points }, 200);
+  });
+
+  /**
+   * The books of a batch's tokens (each read once, BOOKS_IN_FLIGHT at a time) that have one at the
+   * instant, in request order: an answer keyed by token lists them as they were asked for.
+   */
+  const batchBooks = async (reader: ReturnType<typeof booksInWindow>, tokens: readonly string[]) => {
+    const unique = [...new Set(tokens)];
+    const states: (BookState | null)[] = [];
+    for (let i = 0; i < unique.length; i += BOOKS_IN_FLIGHT)
+      states.push(...(await Promise.all(unique.slice(i, i + BOOKS_IN_FLIGHT).map((t) => reader.find(t)))));
+    const found = new Map<string, BookState>();
+    unique.forEach((token, i) => {
+      const state = states[i];
+      if (state) found.set(token, state);
+    });
+    return found;
+  };
+  /** The instrument of a token at the reader's instant (now for `latest`): one whose book exists is always known. */
+  const instrumentOf = (c: Context<AppEnv>, token: string, at: number | null): Promise<Instrument> =>
+    readInstrument(engine, token, at ?? deps.clock.now(), c.req.raw.signal);
+
+  clob.openapi(midpointsRoute, async (c) => {
+    const found = await batchBooks(
+      booksInWindow(c, books, c.req.valid('param').instant),
+      c.req.valid('json').map((i) => i.token_id),
+    );
+    return c.json(Object.fromEntries([...found].map(([token, { book }]) => [token, decimalText(quoteOf(book).midpoint)])), 200);
+  });
+
+  clob.openapi(spreadsRoute, async (c) => {
+    const found = await batchBooks(
+      booksInWindow(c, books, c.req.valid('param').instant),
+      c.req.valid('json').map((i) => i.token_id),
+    );
+    return c.json(Object.fromEntries([...found].map(([token, { book }]) => [token, decimalText(quoteOf(book).spread)])), 200);
+  });
+
+  clob.openapi(pricesRoute, async (c) => {
+    const items = c.req.valid('json');
+    const found = await batchBooks(
+      booksInWindow(c, books, c.req.valid('param').instant),
+      items.map((i) => i.token_id),
+    );
+    const out: Record<string, Record<string, string>> = {};
+    for (const { token_id, side } of items) {
+      const state = found.get(token_id);
+      if (!state) continue;
+      out[token_id] ??= {};
+      out[token_id][side] = decimalText(side === 'BUY' ? state.book.bestBid() : state.book.bestAsk());
+    }
+    return c.json(out, 200);
+  });
+
+  clob.openapi(lastTradesRoute, async (c) => {
+    const reader = booksInWindow(c, books, c.req.valid('param').instant);
+    const tokens = [...new Set(c.req.valid('json').map((i) => i.token_id))];
+    const out: { token_id: string; price: string; side: 'BUY' | 'SELL' | '' }[] = [];
+    // One at a time: each is a point read or two, and a batch is at most MAX_BOOKS tokens.
+    for (const token_id of tokens) {
+      const last = await lastTradeOf(c, reader, token_id);
+      if (last) out.push({ token_id, ...last });
+    }
+    return c.json(out, 200);
+  });
+
+  clob.openapi(feeRateRoute, async (c) => {
+    const { token_id } = c.req.valid('query');
+    const reader = booksInWindow(c, books, c.req.valid('param').instant);
+    await reader.get(token_id, NO_BOOK);
+    const instrument = await instrumentOf(c, token_id, reader.at);
+    return c.json({ base_fee: instrument.fees.taker_base_fee ?? 0 }, 200);
+  });
+
+  clob.openapi(marketByTokenRoute, async (c) => {
+    const { instant, token_id } = c.req.valid('param');
+    const reader = booksInWindow(c, books, instant);
+    await reader.get(token_id, NO_MARKET);
+    return c.json({ condition_id: (await instrumentOf(c, token_id, reader.at)).market }, 200);
+  });
+
+  clob.openapi(clobMarketRoute, async (c) => {
+    const { instant, condition_id } = c.req.valid('param');
+    const reader = booksInWindow(c, books, instant);
+    const tokens = await tokensOfMarket(engine, condition_id, c.req.raw.signal);
+    const withBooks = await batchBooks(reader, tokens);
+    if (withBooks.size === 0) throw notFound(NO_MARKET);
+    const instruments = await Promise.all(tokens.map((token) => instrumentOf(c, token, reader.at)));
+    const [first] = instruments;
+    const { rate, exponent, taker_only, maker_base_fee, taker_base_fee } = first.fees;
+    return c.json(
+      {
+        t: instruments.map((i) => ({ t: i.asset_id, o: i.outcome })),
+        mos: first.min_order_size,
+        mts: first.tick_size,
+        nr: first.neg_risk,
+        mbf: maker_base_fee ?? 0,
+        tbf: taker_base_fee ?? 0,
+        ...(rate !== null ? { fd: { r: rate, e: exponent ?? 1, to: taker_only ?? true } } : {}),
+        protocol_version: first.protocol_version,
+      },
+      200,
+    );
   });
 
   // Anything else under the base: Polymarket's 404 shape, not the /v1 envelope.

@@ -46,9 +46,18 @@ export const INSTRUMENT_FIELDS = {
       neg_risk: SOURCE,
       fees: SOURCE,
       status: SOURCE,
+      protocol_version: SOURCE,
     })
     .openapi({
       description: 'Where each field comes from: stored history as of the instant, market metadata (Gamma, today’s), or Polymarket’s default',
+    }),
+  protocol_version: z
+    .enum(['v1', 'v2'])
+    .nullable()
+    .openapi({
+      description:
+        'The market’s Polymarket protocol, Gamma’s `version`: `v1` (a CTF outcome token, Gamma’s clobTokenIds) or `v2` (a Protocol V2 position, Gamma’s ' +
+        'positionIds); null when no metadata states it',
     }),
 };
 

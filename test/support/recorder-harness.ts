@@ -115,6 +115,7 @@ const INGEST_TABLES = [
   'ticks_1d',
   'market_events',
   'book_tick_sizes',
+  'market_protocols',
 ] as const;
 
 /** Empties the ingest tables and their rollups, so the same engine can take a second run to compare. */

@@ -19,7 +19,6 @@ from typing import Any
 import pandas as pd
 from nautilus_trader.backtest.engine import BacktestEngine, BacktestEngineConfig
 from nautilus_trader.config import DataEngineConfig, LoggingConfig, StrategyConfig
-from nautilus_trader.model.currencies import USDC_POS
 from nautilus_trader.model.enums import AccountType, BookType, OmsType, OrderSide
 from nautilus_trader.model.identifiers import InstrumentId, Venue
 from nautilus_trader.model.objects import Money
@@ -83,18 +82,19 @@ def run(client: tickhouse.Client, asset_id: str, start: Any, end: Any) -> tuple[
     instrument = data.instruments[0]
     engine = BacktestEngine(BacktestEngineConfig(logging=LoggingConfig(log_level="ERROR"), data_engine=DataEngineConfig(buffer_deltas=True)))
     venue = Venue("POLYMARKET")
-    start_balance = Money(1_000, USDC_POS)
+    cash = instrument.quote_currency  # Polymarket's collateral then: USDC.e before CLOB V2 (2026-04-28), pUSD after
+    start_balance = Money(1_000, cash)
     fees = PolymarketFeeModel()  # the token's schedule, from the instrument
-    engine.add_venue(venue, OmsType.NETTING, AccountType.CASH, [start_balance], base_currency=USDC_POS, book_type=BookType.L2_MBP, fee_model=fees)
+    engine.add_venue(venue, OmsType.NETTING, AccountType.CASH, [start_balance], base_currency=cash, book_type=BookType.L2_MBP, fee_model=fees)
     engine.add_instrument(instrument)
     engine.add_data(data.deltas)
     engine.add_data(data.trades)
     strategy = SpreadBuyer(SpreadConfig(instrument_id=instrument.id))
     engine.add_strategy(strategy)
     engine.run()
-    balance = engine.cache.account_for_venue(venue).balance_total(USDC_POS)
+    balance = engine.cache.account_for_venue(venue).balance_total(cash)
     engine.dispose()
-    return strategy.fills, Money(balance.as_double() - start_balance.as_double(), USDC_POS)
+    return strategy.fills, Money(balance.as_double() - start_balance.as_double(), cash)
 
 
 def main() -> None:

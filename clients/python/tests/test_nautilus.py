@@ -174,12 +174,12 @@ def _assert_one_batch_per_message(data: nautilus.NautilusData, ticks: Any) -> No
     from nautilus_trader.backtest.engine import BacktestEngine, BacktestEngineConfig
     from nautilus_trader.common.actor import Actor
     from nautilus_trader.config import DataEngineConfig, LoggingConfig
-    from nautilus_trader.model.currencies import USDC_POS
     from nautilus_trader.model.enums import AccountType, OmsType
     from nautilus_trader.model.identifiers import Venue
     from nautilus_trader.model.objects import Money
 
     sizes: list[int] = []
+    cash = data.instruments[0].quote_currency
 
     class Counter(Actor):
         def on_start(self) -> None:
@@ -189,7 +189,7 @@ def _assert_one_batch_per_message(data: nautilus.NautilusData, ticks: Any) -> No
             sizes.append(len(deltas.deltas))
 
     engine = BacktestEngine(BacktestEngineConfig(logging=LoggingConfig(log_level="ERROR"), data_engine=DataEngineConfig(buffer_deltas=True)))
-    engine.add_venue(Venue("POLYMARKET"), OmsType.NETTING, AccountType.CASH, [Money(1_000, USDC_POS)], base_currency=USDC_POS, book_type=BookType.L2_MBP)
+    engine.add_venue(Venue("POLYMARKET"), OmsType.NETTING, AccountType.CASH, [Money(1_000, cash)], base_currency=cash, book_type=BookType.L2_MBP)
     engine.add_instrument(data.instruments[0])
     engine.add_data(data.deltas)
     engine.add_actor(Counter())
@@ -267,17 +267,17 @@ def test_example_backtest_fills_at_prices_in_the_book(client: tickhouse.Client, 
         else:
             raise AssertionError((f, seen))
     # Cash changes by what the fills paid and received (the demo markets state no fees; a position still
-    # open at the end is not cash). Each fill's cash moves as Money, at USDC.e's 6 decimals (rounded half
+    # open at the end is not cash). Each fill's cash moves as Money, at the collateral's 6 decimals (rounded half
     # away from zero): a partial fill's price × size has up to 9 (0.938 × 9.496399 = 8.907622262).
     flows = sum((-1 if f.side == "BUY" else 1) * (f.price * f.size).quantize(SIZE, rounding=ROUND_HALF_UP) for f in fills)
     assert round(pnl.as_double(), 6) == round(float(flows), 6)
 
 
-def _fee_instrument(rate: float, exponent: float) -> Any:
+def _fee_instrument(rate: float, exponent: float, start_ms: int = 1_795_000_000_000) -> Any:
     token = {"asset_id": "123", "market": "0x" + "ab" * 32, "outcome": "Yes", "question": "q", "tick_size": 0.01, "min_order_size": 5}
     fees = {"enabled": True, "taker_base_fee": None, "maker_base_fee": None, "rate": rate, "exponent": exponent, "taker_only": True, "rebate_rate": None}
-    at = {**token, "fees": fees, "status": "open", "resolved_at": None, "as_of": 1_795_000_000_000}
-    return nautilus.binary_option(at, at, 2, 1_795_000_000_000)
+    at = {**token, "fees": fees, "status": "open", "resolved_at": None, "as_of": start_ms}
+    return nautilus.binary_option(at, at, 2, start_ms)
 
 
 @pytest.mark.parametrize(
@@ -301,7 +301,25 @@ def test_polymarket_fee_model_charges_takers_the_schedule(rate: float, exponent:
     order = TestExecStubs.make_accepted_order(instrument=instrument, order_side=OrderSide.BUY, quantity=Quantity.from_int(100), price=Price.from_str("0.30"))
     order.apply(TestEventStubs.order_filled(order=order, instrument=instrument, last_px=Price.from_str("0.30"), liquidity_side=getattr(LiquiditySide, side)))
     commission = nautilus.PolymarketFeeModel().get_commission(order, Quantity.from_int(100), Price.from_str("0.30"), instrument)
-    assert str(commission) == f"{expected} USDC.e"
+    assert str(commission) == f"{expected} pUSD"
+
+
+@pytest.mark.parametrize(
+    ("start_ms", "currency"),
+    [
+        (1_777_373_999_999, "USDC.e"),  # 2026-04-28 10:59:59.999 UTC: CLOB V1, bridged USDC
+        (1_777_374_000_000, "pUSD"),  # 11:00 UTC, the cut-over: Polymarket USD
+        (1_795_000_000_000, "pUSD"),
+    ],
+)
+def test_the_instrument_is_priced_in_the_collateral_of_its_start(start_ms: int, currency: str) -> None:
+    """docs: Polymarket's CLOB V2 moved the collateral from USDC.e to pUSD on 2026-04-28 at about 11:00 UTC."""
+    from nautilus_trader.model.objects import Currency
+
+    instrument = _fee_instrument(0.02, 1, start_ms)
+    assert instrument.quote_currency.code == currency and instrument.quote_currency.precision == 6
+    assert nautilus.collateral(start_ms) == instrument.quote_currency
+    assert Currency.from_str(currency) == instrument.quote_currency
 
 
 def test_a_size_nautilus_cannot_hold_is_refused_naming_the_token_and_instant() -> None:

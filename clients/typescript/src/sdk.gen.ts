@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, Options as Options2, TDataShape } from './client/index.js';
-import type { ExportOrderbookData, ExportOrderbookErrors, ExportOrderbookResponses, ExportTicksData, ExportTicksErrors, ExportTicksResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetBillingStatusData, GetBillingStatusErrors, GetBillingStatusResponses, GetCandlesData, GetCandlesErrors, GetCandlesResponses, GetClobBookData, GetClobBookErrors, GetClobBookResponses, GetClobBooksData, GetClobBooksErrors, GetClobBooksResponses, GetClobLastTradePriceData, GetClobLastTradePriceErrors, GetClobLastTradePriceResponses, GetClobMidpointData, GetClobMidpointErrors, GetClobMidpointResponses, GetClobNegRiskData, GetClobNegRiskErrors, GetClobNegRiskResponses, GetClobPriceData, GetClobPriceErrors, GetClobPriceResponses, GetClobPricesHistoryData, GetClobPricesHistoryErrors, GetClobPricesHistoryResponses, GetClobSpreadData, GetClobSpreadErrors, GetClobSpreadResponses, GetClobTickSizeData, GetClobTickSizeErrors, GetClobTickSizeResponses, GetCoverageData, GetCoverageErrors, GetCoverageResponses, GetExecutionPriceData, GetExecutionPriceErrors, GetExecutionPriceResponses, GetHealthData, GetHealthResponses, GetInstrumentData, GetInstrumentErrors, GetInstrumentResponses, GetMarketStatsData, GetMarketStatsErrors, GetMarketStatsResponses, GetMetricsData, GetMetricsResponses, GetOrderBookData, GetOrderBookErrors, GetOrderBookRangeData, GetOrderBookRangeErrors, GetOrderBookRangeResponses, GetOrderBookResponses, GetPriceData, GetPriceErrors, GetPriceResponses, GetPricesHistoryData, GetPricesHistoryErrors, GetPricesHistoryResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSandboxInvoiceData, GetSandboxInvoiceErrors, GetSandboxInvoiceResponses, GetTardisDataFeedData, GetTardisDataFeedErrors, GetTardisDataFeedResponses, GetTardisDatasetData, GetTardisDatasetErrors, GetTardisDatasetResponses, GetTicksData, GetTicksErrors, GetTicksResponses, ListMarketsData, ListMarketsErrors, ListMarketsResponses, McpData, McpErrors, McpResponses, PaySandboxInvoiceData, PaySandboxInvoiceErrors, ReceivePaymentNotificationData, ReceivePaymentNotificationErrors, ReceivePaymentNotificationResponses, RegenerateKeyData, RegenerateKeyErrors, RegenerateKeyResponses, RegisterData, RegisterErrors, RegisterResponses, ReplayMarketData, ReplayMarketErrors, SubscribeData, SubscribeErrors, SubscribeResponses } from './types.gen.js';
+import type { ExportOrderbookData, ExportOrderbookErrors, ExportOrderbookResponses, ExportTicksData, ExportTicksErrors, ExportTicksResponses, GetAccountData, GetAccountErrors, GetAccountResponses, GetBillingStatusData, GetBillingStatusErrors, GetBillingStatusResponses, GetCandlesData, GetCandlesErrors, GetCandlesResponses, GetClobBookData, GetClobBookErrors, GetClobBookResponses, GetClobBooksData, GetClobBooksErrors, GetClobBooksResponses, GetClobFeeRateData, GetClobFeeRateErrors, GetClobFeeRateResponses, GetClobLastTradePriceData, GetClobLastTradePriceErrors, GetClobLastTradePriceResponses, GetClobLastTradesPricesData, GetClobLastTradesPricesErrors, GetClobLastTradesPricesResponses, GetClobMarketByTokenData, GetClobMarketByTokenErrors, GetClobMarketByTokenResponses, GetClobMarketInfoData, GetClobMarketInfoErrors, GetClobMarketInfoResponses, GetClobMidpointData, GetClobMidpointErrors, GetClobMidpointResponses, GetClobMidpointsData, GetClobMidpointsErrors, GetClobMidpointsResponses, GetClobNegRiskData, GetClobNegRiskErrors, GetClobNegRiskResponses, GetClobPriceData, GetClobPriceErrors, GetClobPriceResponses, GetClobPricesData, GetClobPricesErrors, GetClobPricesHistoryData, GetClobPricesHistoryErrors, GetClobPricesHistoryResponses, GetClobPricesResponses, GetClobSpreadData, GetClobSpreadErrors, GetClobSpreadResponses, GetClobSpreadsData, GetClobSpreadsErrors, GetClobSpreadsResponses, GetClobTickSizeData, GetClobTickSizeErrors, GetClobTickSizeResponses, GetCoverageData, GetCoverageErrors, GetCoverageResponses, GetExecutionPriceData, GetExecutionPriceErrors, GetExecutionPriceResponses, GetHealthData, GetHealthResponses, GetInstrumentData, GetInstrumentErrors, GetInstrumentResponses, GetMarketStatsData, GetMarketStatsErrors, GetMarketStatsResponses, GetMetricsData, GetMetricsResponses, GetOrderBookData, GetOrderBookErrors, GetOrderBookRangeData, GetOrderBookRangeErrors, GetOrderBookRangeResponses, GetOrderBookResponses, GetPriceData, GetPriceErrors, GetPriceResponses, GetPricesHistoryData, GetPricesHistoryErrors, GetPricesHistoryResponses, GetReadinessData, GetReadinessErrors, GetReadinessResponses, GetSandboxInvoiceData, GetSandboxInvoiceErrors, GetSandboxInvoiceResponses, GetTardisDataFeedData, GetTardisDataFeedErrors, GetTardisDataFeedResponses, GetTardisDatasetData, GetTardisDatasetErrors, GetTardisDatasetResponses, GetTicksData, GetTicksErrors, GetTicksResponses, ListMarketsData, ListMarketsErrors, ListMarketsResponses, McpData, McpErrors, McpResponses, PaySandboxInvoiceData, PaySandboxInvoiceErrors, ReceivePaymentNotificationData, ReceivePaymentNotificationErrors, ReceivePaymentNotificationResponses, RegenerateKeyData, RegenerateKeyErrors, RegenerateKeyResponses, RegisterData, RegisterErrors, RegisterResponses, ReplayMarketData, ReplayMarketErrors, SubscribeData, SubscribeErrors, SubscribeResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean> = Options2<TData, ThrowOnError> & {
     /**
@@ -231,6 +231,69 @@ export const getClobNegRisk = <ThrowOnError extends boolean = false>(options: Op
  * Polymarket `GET /prices-history`: the midpoint after the last tick of each `fidelity`-minute bucket (as `/v1/prices-history`), never a point after the instant
  */
 export const getClobPricesHistory = <ThrowOnError extends boolean = false>(options: Options<GetClobPricesHistoryData, ThrowOnError>) => (options.client ?? client).get<GetClobPricesHistoryResponses, GetClobPricesHistoryErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/prices-history', ...options });
+
+/**
+ * Polymarket `POST /midpoints`: `/midpoint` of up to 500 tokens
+ */
+export const getClobMidpoints = <ThrowOnError extends boolean = false>(options: Options<GetClobMidpointsData, ThrowOnError>) => (options.client ?? client).post<GetClobMidpointsResponses, GetClobMidpointsErrors, ThrowOnError>({
+    url: '/v1/clob/{key}/at/{instant}/midpoints',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Polymarket `POST /spreads`: `/spread` of up to 500 tokens
+ */
+export const getClobSpreads = <ThrowOnError extends boolean = false>(options: Options<GetClobSpreadsData, ThrowOnError>) => (options.client ?? client).post<GetClobSpreadsResponses, GetClobSpreadsErrors, ThrowOnError>({
+    url: '/v1/clob/{key}/at/{instant}/spreads',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Polymarket `POST /prices`: per token and side, the best bid for BUY and the best ask for SELL, as strings (Polymarket's reference and the current clients), up to 500 items
+ */
+export const getClobPrices = <ThrowOnError extends boolean = false>(options: Options<GetClobPricesData, ThrowOnError>) => (options.client ?? client).post<GetClobPricesResponses, GetClobPricesErrors, ThrowOnError>({
+    url: '/v1/clob/{key}/at/{instant}/prices',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Polymarket `POST /last-trades-prices`: `/last-trade-price` of up to 500 tokens, each with its token id
+ */
+export const getClobLastTradesPrices = <ThrowOnError extends boolean = false>(options: Options<GetClobLastTradesPricesData, ThrowOnError>) => (options.client ?? client).post<GetClobLastTradesPricesResponses, GetClobLastTradesPricesErrors, ThrowOnError>({
+    url: '/v1/clob/{key}/at/{instant}/last-trades-prices',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Polymarket `GET /fee-rate` at the instant: the taker base fee in basis points (the instrument’s, else 0)
+ */
+export const getClobFeeRate = <ThrowOnError extends boolean = false>(options: Options<GetClobFeeRateData, ThrowOnError>) => (options.client ?? client).get<GetClobFeeRateResponses, GetClobFeeRateErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/fee-rate', ...options });
+
+/**
+ * Polymarket `GET /markets-by-token/{token_id}` at the instant: the token’s market (condition id)
+ */
+export const getClobMarketByToken = <ThrowOnError extends boolean = false>(options: Options<GetClobMarketByTokenData, ThrowOnError>) => (options.client ?? client).get<GetClobMarketByTokenResponses, GetClobMarketByTokenErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/markets-by-token/{token_id}', ...options });
+
+/**
+ * Polymarket `GET /clob-markets/{condition_id}` at the instant: the market’s tokens and outcomes, tick size, minimum order, neg-risk, base fees and fee curve (as /v1/instruments of its first token), plus its protocol version
+ */
+export const getClobMarketInfo = <ThrowOnError extends boolean = false>(options: Options<GetClobMarketInfoData, ThrowOnError>) => (options.client ?? client).get<GetClobMarketInfoResponses, GetClobMarketInfoErrors, ThrowOnError>({ url: '/v1/clob/{key}/at/{instant}/clob-markets/{condition_id}', ...options });
 
 /**
  * Replay history over a WebSocket in Polymarket's market-channel protocol

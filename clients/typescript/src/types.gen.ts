@@ -124,7 +124,12 @@ export type MarketEntry = {
         neg_risk: 'history' | 'metadata' | 'default';
         fees: 'history' | 'metadata' | 'default';
         status: 'history' | 'metadata' | 'default';
+        protocol_version: 'history' | 'metadata' | 'default';
     };
+    /**
+     * The market’s Polymarket protocol, Gamma’s `version`: `v1` (a CTF outcome token, Gamma’s clobTokenIds) or `v2` (a Protocol V2 position, Gamma’s positionIds); null when no metadata states it
+     */
+    protocol_version: 'v1' | 'v2' | null;
 };
 
 export type MarketStats = {
@@ -416,7 +421,12 @@ export type Instrument = {
         neg_risk: 'history' | 'metadata' | 'default';
         fees: 'history' | 'metadata' | 'default';
         status: 'history' | 'metadata' | 'default';
+        protocol_version: 'history' | 'metadata' | 'default';
     };
+    /**
+     * The market’s Polymarket protocol, Gamma’s `version`: `v1` (a CTF outcome token, Gamma’s clobTokenIds) or `v2` (a Protocol V2 position, Gamma’s positionIds); null when no metadata states it
+     */
+    protocol_version: 'v1' | 'v2' | null;
     /**
      * The instant answered for, Unix ms (a later timestamp than now + 1 minute answers as of then)
      */
@@ -1843,6 +1853,484 @@ export type GetClobPricesHistoryResponses = {
 };
 
 export type GetClobPricesHistoryResponse = GetClobPricesHistoryResponses[keyof GetClobPricesHistoryResponses];
+
+export type GetClobMidpointsData = {
+    body: Array<{
+        token_id: string;
+    }>;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query?: never;
+    url: '/v1/clob/{key}/at/{instant}/midpoints';
+};
+
+export type GetClobMidpointsErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The body is larger than 128 KiB
+     */
+    413: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobMidpointsError = GetClobMidpointsErrors[keyof GetClobMidpointsErrors];
+
+export type GetClobMidpointsResponses = {
+    /**
+     * The midpoint, a string, of each token that has a book at the instant, by token id (the others left out)
+     */
+    200: {
+        [key: string]: string;
+    };
+};
+
+export type GetClobMidpointsResponse = GetClobMidpointsResponses[keyof GetClobMidpointsResponses];
+
+export type GetClobSpreadsData = {
+    body: Array<{
+        token_id: string;
+    }>;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query?: never;
+    url: '/v1/clob/{key}/at/{instant}/spreads';
+};
+
+export type GetClobSpreadsErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The body is larger than 128 KiB
+     */
+    413: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobSpreadsError = GetClobSpreadsErrors[keyof GetClobSpreadsErrors];
+
+export type GetClobSpreadsResponses = {
+    /**
+     * The spread, a string, of each token that has a book at the instant, by token id (the others left out)
+     */
+    200: {
+        [key: string]: string;
+    };
+};
+
+export type GetClobSpreadsResponse = GetClobSpreadsResponses[keyof GetClobSpreadsResponses];
+
+export type GetClobPricesData = {
+    body: Array<{
+        token_id: string;
+        side: 'BUY' | 'SELL';
+    }>;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query?: never;
+    url: '/v1/clob/{key}/at/{instant}/prices';
+};
+
+export type GetClobPricesErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The body is larger than 128 KiB
+     */
+    413: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobPricesError = GetClobPricesErrors[keyof GetClobPricesErrors];
+
+export type GetClobPricesResponses = {
+    /**
+     * {"BUY"?: price, "SELL"?: price} of each token that has a book at the instant, by token id (the others left out)
+     */
+    200: {
+        [key: string]: {
+            [key: string]: string;
+        };
+    };
+};
+
+export type GetClobPricesResponse = GetClobPricesResponses[keyof GetClobPricesResponses];
+
+export type GetClobLastTradesPricesData = {
+    body: Array<{
+        token_id: string;
+    }>;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query?: never;
+    url: '/v1/clob/{key}/at/{instant}/last-trades-prices';
+};
+
+export type GetClobLastTradesPricesErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The body is larger than 128 KiB
+     */
+    413: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobLastTradesPricesError = GetClobLastTradesPricesErrors[keyof GetClobLastTradesPricesErrors];
+
+export type GetClobLastTradesPricesResponses = {
+    /**
+     * One entry per token that has a book or a trade at the instant, in request order
+     */
+    200: Array<{
+        token_id: string;
+        price: string;
+        side: 'BUY' | 'SELL' | '';
+    }>;
+};
+
+export type GetClobLastTradesPricesResponse = GetClobLastTradesPricesResponses[keyof GetClobLastTradesPricesResponses];
+
+export type GetClobFeeRateData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query: {
+        token_id: string;
+    };
+    url: '/v1/clob/{key}/at/{instant}/fee-rate';
+};
+
+export type GetClobFeeRateErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The token has no book at that instant
+     */
+    404: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobFeeRateError = GetClobFeeRateErrors[keyof GetClobFeeRateErrors];
+
+export type GetClobFeeRateResponses = {
+    /**
+     * Base fee, basis points
+     */
+    200: {
+        base_fee: number;
+    };
+};
+
+export type GetClobFeeRateResponse = GetClobFeeRateResponses[keyof GetClobFeeRateResponses];
+
+export type GetClobMarketByTokenData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+        token_id: string;
+    };
+    query?: never;
+    url: '/v1/clob/{key}/at/{instant}/markets-by-token/{token_id}';
+};
+
+export type GetClobMarketByTokenErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * The token has no book at that instant
+     */
+    404: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobMarketByTokenError = GetClobMarketByTokenErrors[keyof GetClobMarketByTokenErrors];
+
+export type GetClobMarketByTokenResponses = {
+    /**
+     * The condition id
+     */
+    200: {
+        condition_id: string;
+    };
+};
+
+export type GetClobMarketByTokenResponse = GetClobMarketByTokenResponses[keyof GetClobMarketByTokenResponses];
+
+export type GetClobMarketInfoData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (these clients send no header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+        condition_id: string;
+    };
+    query?: never;
+    url: '/v1/clob/{key}/at/{instant}/clob-markets/{condition_id}';
+};
+
+export type GetClobMarketInfoErrors = {
+    /**
+     * Bad parameter (Polymarket: `Invalid token id`, `Invalid side`, `Invalid payload`, …)
+     */
+    400: PolymarketError;
+    /**
+     * Unknown API key in the path
+     */
+    401: PolymarketError;
+    /**
+     * The instant (or `startTs`) is outside the plan’s history window
+     */
+    403: PolymarketError;
+    /**
+     * No token of the market has a book at that instant
+     */
+    404: PolymarketError;
+    /**
+     * Daily request limit reached
+     */
+    429: PolymarketError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: PolymarketError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: PolymarketError;
+};
+
+export type GetClobMarketInfoError = GetClobMarketInfoErrors[keyof GetClobMarketInfoErrors];
+
+export type GetClobMarketInfoResponses = {
+    /**
+     * CLOB market info in Polymarket’s compact keys
+     */
+    200: {
+        t: Array<{
+            /**
+             * Token id
+             */
+            t: string;
+            /**
+             * Outcome
+             */
+            o: string;
+        }>;
+        /**
+         * Minimum order size
+         */
+        mos: number;
+        /**
+         * Tick size in force at the instant
+         */
+        mts: number;
+        /**
+         * Neg risk
+         */
+        nr: boolean;
+        /**
+         * Maker base fee, basis points (0 when not stated)
+         */
+        mbf: number;
+        /**
+         * Taker base fee, basis points (0 when not stated)
+         */
+        tbf: number;
+        /**
+         * Fee curve: rate, exponent, taker only; absent when no fee schedule is known
+         */
+        fd?: {
+            r: number;
+            e: number;
+            to: boolean;
+        };
+        /**
+         * tickhouse’s addition: the market’s protocol (Gamma’s `version`, /v1/instruments), null when not stated
+         */
+        protocol_version: 'v1' | 'v2' | null;
+    };
+};
+
+export type GetClobMarketInfoResponse = GetClobMarketInfoResponses[keyof GetClobMarketInfoResponses];
 
 export type ReplayMarketData = {
     body?: never;

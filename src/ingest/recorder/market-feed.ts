@@ -22,10 +22,11 @@ export interface FeedOptions {
 /**
  * `subscribe`: assets were given to the socket. `open`: they are live on it (the connection opened
  * and subscribed to all of its assets, or an open socket subscribed to new ones). `close`: an open
- * connection was lost; the socket reconnects. Closing the feed reports nothing.
+ * connection was lost; the socket reconnects. `unsubscribe`: the assets left the socket (their market
+ * resolved or left Gamma's live list). Closing the feed reports nothing.
  */
 export interface SocketEvent {
-  kind: 'subscribe' | 'open' | 'close';
+  kind: 'subscribe' | 'open' | 'close' | 'unsubscribe';
   /** Wall-clock time, Unix ms: a subscription on an open socket is live the instant it is made. */
   at: number;
   socket: number;
@@ -41,13 +42,20 @@ export interface FeedStats {
 }
 
 /**
+ * Asset ids per subscribe frame. Polymarket's market channel closes a connection whose subscribe frame
+ * carries thousands of ids; its own Rust client (rs-clob-client-v2 #117) sends them 100 per frame.
+ */
+export const MAX_ASSETS_PER_FRAME = 100;
+
+/**
  * Polymarket's market channel over several sockets, each holding at most `assetsPerSocket` assets.
- * Assets added later fill a socket with room (a live `subscribe` operation) or open a new one, so
- * the recorder never restarts to follow new markets.
+ * Assets added later fill a socket with room (a live `subscribe` operation) or open a new one, and
+ * assets that leave free their room, so the recorder never restarts to follow the venue.
  */
 export class MarketFeed {
   private readonly sockets: MarketSocket[] = [];
-  private readonly subscribed = new Set<string>();
+  /** asset → the socket holding it. */
+  private readonly subscribed = new Map<string, MarketSocket>();
   private paused = false;
   private closed = false;
   reconnects = 0;
@@ -68,11 +76,31 @@ export class MarketFeed {
         if (this.paused) socket.pause();
       }
       const part = fresh.slice(i, i + socket.room());
-      part.forEach((a) => this.subscribed.add(a));
+      for (const a of part) this.subscribed.set(a, socket);
       socket.add(part);
       i += part.length;
     }
     return fresh.length;
+  }
+
+  /** Unsubscribes the assets subscribed now; returns how many were. */
+  unsubscribe(assets: Iterable<string>): number {
+    if (this.closed) return 0;
+    const bySocket = new Map<MarketSocket, string[]>();
+    for (const a of new Set(assets)) {
+      const socket = this.subscribed.get(a);
+      if (!socket) continue;
+      this.subscribed.delete(a);
+      const list = bySocket.get(socket);
+      if (list) list.push(a);
+      else bySocket.set(socket, [a]);
+    }
+    let left = 0;
+    for (const [socket, part] of bySocket) {
+      socket.remove(part);
+      left += part.length;
+    }
+    return left;
   }
 
   isSubscribed(asset: string): boolean {
@@ -109,7 +137,8 @@ export class MarketFeed {
 
 /** One connection: subscribes on every open, pings, watches for silence, reconnects with backoff. */
 class MarketSocket {
-  private readonly assets: string[] = [];
+  /** Insertion-ordered: a reconnect subscribes in the order the assets came. */
+  private readonly assets = new Set<string>();
   private ws: WebSocket | null = null;
   private attempt = 0;
   private pinger: NodeJS.Timeout | null = null;
@@ -125,7 +154,7 @@ class MarketSocket {
   ) {}
 
   room(): number {
-    return this.options.assetsPerSocket - this.assets.length;
+    return this.options.assetsPerSocket - this.assets.size;
   }
 
   isOpen(): boolean {
@@ -133,14 +162,21 @@ class MarketSocket {
   }
 
   add(assets: string[]): void {
-    this.assets.push(...assets);
+    for (const a of assets) this.assets.add(a);
     const at = Date.now();
     this.options.onSocketEvent?.({ kind: 'subscribe', at, socket: this.id, assets });
     if (this.isOpen()) {
-      this.send({ assets_ids: assets, operation: 'subscribe' });
+      for (const part of chunks(assets)) this.send({ assets_ids: part, operation: 'subscribe' });
       this.options.onSocketEvent?.({ kind: 'open', at, socket: this.id, assets });
     } else if (!this.ws && !this.retry) this.connect();
     // A socket still connecting subscribes to the whole list when it opens.
+  }
+
+  /** The assets leave this socket (told to the server when it is open; a reconnect no longer names them). */
+  remove(assets: string[]): void {
+    for (const a of assets) this.assets.delete(a);
+    if (this.isOpen()) for (const part of chunks(assets)) this.send({ assets_ids: part, operation: 'unsubscribe' });
+    this.options.onSocketEvent?.({ kind: 'unsubscribe', at: Date.now(), socket: this.id, assets });
   }
 
   pause(): void {
@@ -177,9 +213,12 @@ class MarketSocket {
     let opened = false;
     ws.on('open', () => {
       opened = true;
-      log.info('recorder socket connected', { socket: this.id, assets: this.assets.length, attempt: this.attempt });
-      this.send({ assets_ids: this.assets, type: 'market', custom_feature_enabled: true, initial_dump: true });
-      this.options.onSocketEvent?.({ kind: 'open', at: Date.now(), socket: this.id, assets: this.assets.slice() });
+      log.info('recorder socket connected', { socket: this.id, assets: this.assets.size, attempt: this.attempt });
+      // The first frame opens the subscription; the rest of a full socket follows as subscribe operations.
+      const [first = [], ...rest] = chunks([...this.assets]);
+      this.send({ assets_ids: first, type: 'market', custom_feature_enabled: true, initial_dump: true });
+      for (const part of rest) this.send({ assets_ids: part, operation: 'subscribe' });
+      this.options.onSocketEvent?.({ kind: 'open', at: Date.now(), socket: this.id, assets: [...this.assets] });
       this.pinger = setInterval(() => {
         if (ws.readyState !== WebSocket.OPEN) return;
         ws.send('PING');
@@ -204,7 +243,7 @@ class MarketSocket {
       if (this.ws === ws) this.ws = null;
       if (this.closing) return;
       // A connection that never opened had nothing live on it.
-      if (opened) this.options.onSocketEvent?.({ kind: 'close', at: Date.now(), socket: this.id, assets: this.assets.slice() });
+      if (opened && this.assets.size > 0) this.options.onSocketEvent?.({ kind: 'close', at: Date.now(), socket: this.id, assets: [...this.assets] });
       const delay = this.backoff();
       log.warn('recorder socket closed; reconnecting', { socket: this.id, code, reason: reason.toString(), retry_in_ms: delay });
       this.feed.reconnects++;
@@ -244,4 +283,11 @@ class MarketSocket {
   private send(message: object): void {
     this.ws?.send(JSON.stringify(message));
   }
+}
+
+/** The list in frames of at most MAX_ASSETS_PER_FRAME ids. */
+function chunks(assets: readonly string[]): string[][] {
+  const out: string[][] = [];
+  for (let i = 0; i < assets.length; i += MAX_ASSETS_PER_FRAME) out.push(assets.slice(i, i + MAX_ASSETS_PER_FRAME));
+  return out;
 }

@@ -15,6 +15,8 @@ export const recorderMetrics = {
 export interface RecorderGauges {
   connected(): number;
   assets(): number;
+  live(): number;
+  silent(): number;
   buffered(): number;
   paused(): number;
   lastInsertSeconds(): number;
@@ -24,6 +26,8 @@ export interface RecorderGauges {
 export function registerRecorderGauges(read: RecorderGauges): void {
   metrics.gauge('tickhouse_recorder_connected_sockets', 'Market-channel sockets currently open', read.connected);
   metrics.gauge('tickhouse_recorder_subscribed_assets', 'Assets subscribed over all sockets', read.assets);
+  metrics.gauge('tickhouse_recorder_live_tokens', "Tokens to record: Gamma's live ones (--all) or the given ones (--assets)", read.live);
+  metrics.gauge('tickhouse_recorder_silent_tokens', 'Tokens live on a socket for longer than RECORDER_STALE_AFTER_MS without a single event', read.silent);
   metrics.gauge('tickhouse_recorder_buffered_rows', 'Rows accepted but not yet stored', read.buffered);
   metrics.gauge('tickhouse_recorder_paused', '1 while reading is paused because the buffer is full', read.paused);
   metrics.gauge('tickhouse_recorder_last_insert_seconds', 'Duration of the last successful insert', read.lastInsertSeconds);

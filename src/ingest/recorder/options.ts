@@ -8,7 +8,7 @@ import { ConfigError, parseEnvironment } from '../../config.js';
 export interface RecorderOptions {
   wsUrl: string;
   gammaUrl: string;
-  /** Explicit tokens, or null for `--active` discovery. */
+  /** Explicit tokens, or null for `--all` (every live token Gamma lists). */
   assets: string[] | null;
   maxAssets: number;
   archiveDir: string | null;
@@ -45,7 +45,7 @@ const FLAGS = {
   'metrics-port': 'RECORDER_METRICS_PORT',
 } as const;
 
-export const RECORDER_USAGE = `usage: npm run record -- (--assets <id,...> | --active [--max-assets N]) [--archive <dir>]
+export const RECORDER_USAGE = `usage: npm run record -- (--all [--max-assets N] | --assets <id,...>) [--archive <dir>]
   [--ws-url URL] [--gamma-url URL] [--assets-per-socket N] [--ping-interval-ms N] [--stale-after-ms N]
   [--batch-rows N] [--batch-age-ms N] [--max-buffered-rows N] [--discovery-interval S] [--status-interval S]
   [--metrics-port P]`;
@@ -55,13 +55,14 @@ export function loadRecorderOptions(env: NodeJS.ProcessEnv = process.env, argv: 
   const { values, positionals } = parseArgs({
     args: argv,
     options: {
+      all: { type: 'boolean' },
       active: { type: 'boolean' },
       ...Object.fromEntries(Object.keys(FLAGS).map((name) => [name, { type: 'string' as const }])),
     },
     allowPositionals: true,
     strict: false,
   });
-  const unknown = Object.keys(values).find((k) => k !== 'active' && !(k in FLAGS));
+  const unknown = Object.keys(values).find((k) => k !== 'all' && k !== 'active' && !(k in FLAGS));
   if (unknown || positionals.length) throw new ConfigError(`unknown argument ${unknown ? `--${unknown}` : positionals[0]}\n${RECORDER_USAGE}`);
   const merged: NodeJS.ProcessEnv = { ...env };
   for (const [name, variable] of Object.entries(FLAGS)) {
@@ -69,11 +70,12 @@ export function loadRecorderOptions(env: NodeJS.ProcessEnv = process.env, argv: 
     if (typeof v === 'string') merged[variable] = v;
     else if (v === true) throw new ConfigError(`--${name} needs a value\n${RECORDER_USAGE}`);
   }
-  if (values.active === true) merged.RECORDER_ACTIVE = '1';
+  // `--active`: the flag's name before the recorder followed the whole venue; the same as `--all`.
+  if (values.all === true || values.active === true) merged.RECORDER_ACTIVE = '1';
 
   const c = parseEnvironment(merged, 'recorder configuration');
   if (c.RECORDER_ACTIVE === (c.RECORDER_ASSETS !== undefined)) {
-    throw new ConfigError(`the recorder needs exactly one of --assets <id,...> (RECORDER_ASSETS) or --active (RECORDER_ACTIVE=1)\n${RECORDER_USAGE}`);
+    throw new ConfigError(`the recorder needs exactly one of --all (RECORDER_ACTIVE=1) or --assets <id,...> (RECORDER_ASSETS)\n${RECORDER_USAGE}`);
   }
   if (c.RECORDER_RECONNECT_MAX_MS < c.RECORDER_RECONNECT_MIN_MS || c.RECORDER_RETRY_MAX_MS < c.RECORDER_RETRY_MIN_MS) {
     throw new ConfigError('Invalid recorder configuration: a *_MAX_MS backoff bound is below its *_MIN_MS');

@@ -1,18 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '../../clickhouse/engine.js';
-import { log } from '../../log.js';
+import type { ProtocolRow } from '../../clickhouse/rows.js';
+import { errorText, log } from '../../log.js';
 import { type CaptureRecord, captureLine } from '../capture-record.js';
+import { storeProtocols } from '../market-protocols.js';
 import { Normalizer, type RowSink, type SeqSource } from '../normalizer.js';
 import { receiveTimePrefix } from '../receive-time.js';
 import { BufferedSink } from './buffered-sink.js';
-import { MarketDiscovery } from './discovery.js';
+import { type Discovered, MarketDiscovery } from './discovery.js';
 import { FrameArchive } from './frame-archive.js';
 import { MarketFeed, type SocketEvent } from './market-feed.js';
 import { recorderMetrics, registerRecorderGauges } from './metrics.js';
 import type { RecorderOptions } from './options.js';
 import { ResyncTracker } from './resync.js';
+import { SilentTokens } from './silent-tokens.js';
 import { MalformedFrameLog, type RecorderStatus, type StatusReport, StatusReporter, statusFields } from './status.js';
-import { PendingSubscriptions } from './subscriptions.js';
+import { Subscriptions } from './subscriptions.js';
 
 export interface RecorderHooks {
   /** Receives each periodic status (default: a `recorder status` log line). */
@@ -53,7 +56,13 @@ export class Recorder {
   private readonly resync = new ResyncTracker();
   private readonly malformed = new MalformedFrameLog();
   private readonly reporter: StatusReporter;
-  private readonly subscriptions: PendingSubscriptions;
+  private readonly subscriptions: Subscriptions;
+  private readonly silent: SilentTokens;
+  /** Tokens whose market_resolved the current frame carried: they leave once the frame is done. */
+  private resolvedInFrame: string[] = [];
+  /** Protocol versions from Gamma not stored yet (a failed write is tried again with the next ones). */
+  private pendingProtocols: ProtocolRow[] = [];
+  private protocolWrites: Promise<void> = Promise.resolve();
   private frames = 0;
   private pongs = 0;
   /** Set when stop() begins: what the sockets still deliver until they close is not recorded. */
@@ -61,7 +70,7 @@ export class Recorder {
   private stopping: Promise<void> | null = null;
 
   constructor(
-    engine: Engine,
+    private readonly engine: Engine,
     private readonly options: RecorderOptions,
     hooks: RecorderHooks = {},
   ) {
@@ -86,11 +95,9 @@ export class Recorder {
       onSocketEvent: (e) => this.onSocketEvent(e),
       onMessage: (text, socket, receivedAt) => this.onMessage(text, socket, receivedAt),
     });
-    this.subscriptions = new PendingSubscriptions(this.feed, options);
-    this.discovery = new MarketDiscovery(options, (changed) => {
-      this.normalizer.addMarkets(changed);
-      this.subscribePending();
-    });
+    this.subscriptions = new Subscriptions(this.feed, options);
+    this.silent = new SilentTokens(options.staleAfterMs);
+    this.discovery = new MarketDiscovery(options, (d) => this.onDiscovered(d));
     this.reporter = new StatusReporter(() => this.status(), hooks.onStatus);
   }
 
@@ -98,13 +105,15 @@ export class Recorder {
   async start(): Promise<void> {
     this.capture('start', 0, []);
     await this.discovery.first();
-    if (this.options.assets !== null) this.feed.subscribe(this.options.assets);
+    this.subscriptions.apply(false);
     const { assets, sockets } = this.feed.stats();
-    log.info('recorder started', { assets, sockets, mode: this.options.assets === null ? 'active' : 'assets', archive: this.options.archiveDir });
+    log.info('recorder started', { assets, sockets, mode: this.options.assets === null ? 'all' : 'assets', archive: this.options.archiveDir });
     this.discovery.startRefresh();
     registerRecorderGauges({
       connected: () => this.feed.stats().connected,
       assets: () => this.feed.stats().assets,
+      live: () => this.subscriptions.live(),
+      silent: () => this.silent.count(),
       buffered: () => this.sink.stats.pending,
       paused: () => (this.sink.stats.full ? 1 : 0),
       lastInsertSeconds: () => this.sink.stats.lastInsertMs / 1000,
@@ -124,6 +133,8 @@ export class Recorder {
       sockets: f.sockets,
       connected: f.connected,
       assets: f.assets,
+      live: this.subscriptions.live(),
+      silent: this.silent.count(),
       reconnects: f.reconnects,
       pingsSent: f.pingsSent,
       sink: { ...this.sink.stats, stored: { ...this.sink.stats.stored } },
@@ -140,7 +151,8 @@ export class Recorder {
       this.reporter.stop();
       await this.feed.close();
       if (this.sink.stats.pending > 0) log.info('recorder flushing buffered rows', { pending_rows: this.sink.stats.pending });
-      await Promise.all([this.sink.flush(), this.archive?.flush()]);
+      this.queueProtocols([]);
+      await Promise.all([this.sink.flush(), this.archive?.flush(), this.protocolWrites]);
       log.info('recorder stopped', statusFields({ ...this.status(), framesPerSec: 0, rowsPerSec: 0 }));
     })();
     return this.stopping;
@@ -149,14 +161,22 @@ export class Recorder {
   /** The sink the normalizer writes to: the buffered sink, watched for re-synced books and new markets. */
   private rowSink(): RowSink {
     return {
-      tick: (row) => this.sink.tick(row),
+      tick: (row) => {
+        this.sink.tick(row);
+        this.silent.heard(row.asset_id);
+      },
       snapshot: (row) => {
         this.sink.snapshot(row);
         this.resync.onSnapshot(row);
+        this.silent.heard(row.asset_id);
       },
       bookCheck: (row) => this.sink.bookCheck(row),
       capture: (row) => this.sink.capture(row),
-      marketEvent: (row) => this.sink.marketEvent(row),
+      marketEvent: (row) => {
+        this.sink.marketEvent(row);
+        this.silent.heard(row.asset_id);
+        if (row.event === 'market_resolved') this.resolvedInFrame.push(row.asset_id);
+      },
       market: (row) => {
         this.sink.market(row);
         this.subscriptions.onMarket(row.asset_id);
@@ -184,18 +204,47 @@ export class Recorder {
     if (this.normalizer.stats.malformed !== malformed) this.malformed.record(text, this.normalizer.stats.malformed);
     const resynced = this.resync.takeResynced();
     if (resynced.length > 0) this.capture('resync', socket, resynced);
-    this.subscribePending();
+    if (this.resolvedInFrame.length > 0) {
+      this.subscriptions.onResolved(this.resolvedInFrame);
+      this.resolvedInFrame = [];
+    }
+    this.subscriptions.apply(true);
   }
 
-  /** `recorder subscribed new assets` is logged only once a frame has arrived. */
-  private subscribePending(): void {
-    this.subscriptions.subscribe(this.frames > 0);
+  /**
+   * A Gamma answer: its metadata through the normalizer (labels, `markets` rows, new tokens to join),
+   * its protocol versions to market_protocols, and with a complete `--all` walk the live list (tokens
+   * that left it leave). `recorder subscribed new assets` is logged only once a frame has arrived.
+   */
+  private onDiscovered(d: Discovered): void {
+    if (this.stopped) return;
+    this.normalizer.addMarkets(d.changed);
+    this.queueProtocols(d.protocols);
+    if (d.live) this.subscriptions.onLiveList(d.live);
+    this.subscriptions.apply(this.frames > 0);
+  }
+
+  /** Stores protocol versions one write after another; rows of a failed write wait for the next one. */
+  private queueProtocols(rows: readonly ProtocolRow[]): void {
+    this.pendingProtocols.push(...rows);
+    this.protocolWrites = this.protocolWrites.then(async () => {
+      const batch = this.pendingProtocols;
+      if (batch.length === 0) return;
+      this.pendingProtocols = [];
+      try {
+        await storeProtocols(this.engine, batch);
+      } catch (err) {
+        this.pendingProtocols = [...batch, ...this.pendingProtocols];
+        log.warn('market protocol versions not stored yet; retrying with the next Gamma answer', { rows: batch.length, error: errorText(err) });
+      }
+    });
   }
 
   private onSocketEvent(e: SocketEvent): void {
-    if (this.stopped) return;
+    if (this.stopped || e.assets.length === 0) return;
     this.capture(e.kind, e.socket, e.assets, e.at);
     this.resync.onSocketEvent(e);
+    this.silent.onSocketEvent(e);
   }
 
   /**

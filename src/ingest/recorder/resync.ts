@@ -15,6 +15,7 @@ export class ResyncTracker {
   onSocketEvent(e: SocketEvent): void {
     // A lost connection owes nothing more; its reconnection opens (and awaits) its assets again.
     if (e.kind === 'close') this.awaitingBook.delete(e.socket);
+    else if (e.kind === 'unsubscribe') for (const a of e.assets) this.awaitingBook.get(e.socket)?.delete(a);
     else if (e.kind === 'open') {
       const awaiting = this.awaitingBook.get(e.socket) ?? new Set<string>();
       e.assets.forEach((a) => awaiting.add(a));

@@ -14,7 +14,12 @@ export interface RecorderStatus {
   rows: number;
   sockets: number;
   connected: number;
+  /** Tokens subscribed over all sockets. */
   assets: number;
+  /** Tokens to record: Gamma's live ones with --all (capped subscriptions included), the given ones with --assets. */
+  live: number;
+  /** Tokens live on a socket without a single event for longer than the stale bound (silent-tokens.ts). */
+  silent: number;
   reconnects: number;
   pingsSent: number;
   sink: SinkStats;
@@ -94,6 +99,8 @@ export function statusFields(r: StatusReport): Record<string, unknown> {
     rows_per_s: Math.round(r.rowsPerSec),
     sockets: `${r.connected}/${r.sockets}`,
     assets: r.assets,
+    tokens_live: r.live,
+    tokens_silent: r.silent,
     buffered_rows: r.sink.pending,
     paused: r.sink.full,
     last_insert_ms: Math.round(r.sink.lastInsertMs),
@@ -108,7 +115,8 @@ export function statusFields(r: StatusReport): Record<string, unknown> {
 export function formatStatusLine(r: StatusReport): string {
   return (
     `record: ${Math.round(r.framesPerSec)} frames/s, ${Math.round(r.rowsPerSec)} rows/s, ` +
-    `sockets ${r.connected}/${r.sockets}, assets ${r.assets}, buffer ${r.sink.pending} rows${r.sink.full ? ' (PAUSED: ClickHouse behind)' : ''}, ` +
+    `sockets ${r.connected}/${r.sockets}, tokens ${r.live} live, ${r.assets} subscribed, ${r.silent} silent, ` +
+    `buffer ${r.sink.pending} rows${r.sink.full ? ' (PAUSED: ClickHouse behind)' : ''}, ` +
     `last insert ${Math.round(r.sink.lastInsertMs)} ms` +
     (r.sink.failingSince ? `, ClickHouse failing for ${Math.round((Date.now() - r.sink.failingSince) / 1000)} s` : '') +
     ` | total ${r.frames} frames, ${storedRows(r.sink)} rows stored, ${r.malformed} malformed, ${r.reconnects} reconnects`

@@ -200,6 +200,7 @@ class InstrumentSources(TypedDict):
     neg_risk: Source
     fees: Source
     status: Source
+    protocol_version: Source
 
 
 class Instrument(TypedDict):
@@ -218,6 +219,8 @@ class Instrument(TypedDict):
     resolved_at: int | None
     source: InstrumentSources
     as_of: int
+    protocol_version: Literal["v1", "v2"] | None
+    """The market's Polymarket protocol (Gamma's ``version``): ``v1`` a CTF outcome token, ``v2`` a Protocol V2 position; None when no metadata states it."""
 
 
 # --- the replay's events, in Polymarket's market-channel shapes (numbers as text) ------------------

@@ -6,8 +6,9 @@ bounded chunks; ``Client.nautilus_data`` returns them in memory. The mapping (RE
 NautilusTrader" says the same for users):
 
 - **Instrument**: one ``BinaryOption`` per token, id ``{condition_id}-{asset_id}.POLYMARKET`` as Nautilus's
-  Polymarket adapter names them, fields as its ``parse_instrument`` sets them (USDC.e, size precision 6),
-  from ``/v1/instruments`` at ``start``: price increment = the tick size then, minimum quantity = the
+  Polymarket adapter names them, fields as its ``parse_instrument`` sets them (size precision 6), its
+  currency the collateral at ``start`` (``collateral``: USDC.e before Polymarket's CLOB V2 cut-over,
+  2026-04-28 11:00 UTC, pUSD from then on), from ``/v1/instruments`` at ``start``: price increment = the tick size then, minimum quantity = the
   minimum order, ``taker_fee`` = the fee schedule's rate (0 when none). Expiration = the resolution time
   when the market had resolved by ``end``, else ``end`` + 10 years (the adapter's own fallback; Nautilus
   does not enforce it in backtests). ``info`` holds the instrument at ``start`` and at ``end``.
@@ -44,10 +45,10 @@ try:
     from nautilus_trader.backtest.models import FeeModel
     from nautilus_trader.model.currencies import USDC_POS
     from nautilus_trader.model.data import BookOrder, OrderBookDelta, TradeTick  # type: ignore[import-not-found, unused-ignore]  # Cython module without stubs
-    from nautilus_trader.model.enums import AggressorSide, AssetClass, BookAction, LiquiditySide, OrderSide, RecordFlag
+    from nautilus_trader.model.enums import AggressorSide, AssetClass, BookAction, CurrencyType, LiquiditySide, OrderSide, RecordFlag
     from nautilus_trader.model.identifiers import InstrumentId, Symbol, TradeId  # type: ignore[import-not-found, unused-ignore]  # Cython module without stubs
     from nautilus_trader.model.instruments import BinaryOption
-    from nautilus_trader.model.objects import QUANTITY_MAX, Money, Price, Quantity  # type: ignore[import-not-found, unused-ignore]  # Cython module without stubs
+    from nautilus_trader.model.objects import QUANTITY_MAX, Currency, Money, Price, Quantity  # type: ignore[import-not-found, unused-ignore]  # Cython module without stubs
     from nautilus_trader.persistence.catalog.parquet import ParquetDataCatalog
 except ImportError as missing:  # pragma: no cover - depends on the installed extra
     raise ImportError("tickhouse.nautilus needs NautilusTrader: pip install 'tickhouse[nautilus]'") from missing
@@ -65,6 +66,19 @@ _NS = 1_000_000
 _TEN_YEARS_MS = 3_652 * 86_400_000
 F_LAST = int(RecordFlag.F_LAST)
 F_SNAPSHOT = int(RecordFlag.F_SNAPSHOT)
+
+# Polymarket's collateral: USDC.e (bridged USDC) until the CLOB V2 cut-over, pUSD (Polymarket USD, 1:1
+# USDC-backed, 6 decimals) after it. The cut-over began at 11:00 UTC on 2026-04-28 with about an hour
+# without trading, so no trade lies between the two.
+CLOB_V2_CUTOVER_MS = 1_777_374_000_000  # 2026-04-28T11:00:00Z
+PUSD = Currency("pUSD", 6, 0, "Polymarket USD", CurrencyType.CRYPTO)
+# Registered so that a catalog read back names the same currency (6 decimals) by its code.
+Currency.register(PUSD, overwrite=False)
+
+
+def collateral(at_ms: int) -> Currency:
+    """The currency Polymarket settled in at ``at_ms`` (Unix ms): USDC.e before CLOB V2, pUSD from its cut-over on."""
+    return USDC_POS if at_ms < CLOB_V2_CUTOVER_MS else PUSD
 
 
 def instrument_id(condition_id: str, asset_id: str) -> InstrumentId:
@@ -93,7 +107,7 @@ def binary_option(at_start: Mapping[str, Any], at_end: Mapping[str, Any], price_
         instrument_id=instrument_id(at_start["market"], at_start["asset_id"]),
         raw_symbol=Symbol(at_start["asset_id"]),
         asset_class=AssetClass.ALTERNATIVE,
-        currency=USDC_POS,
+        currency=collateral(start_ms),
         price_precision=precision,
         size_precision=SIZE_PRECISION,
         price_increment=increment,
