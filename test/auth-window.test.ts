@@ -104,18 +104,26 @@ describe('history window', () => {
 
 describe('expiry and renewal', () => {
   it('effective plan: active until plan_expires_at (exclusive), free never expires', () => {
-    expect(effectivePlan({ plan: 'free', plan_expires_at: null }, NOW)).toEqual({ plan: 'free', active: true, data_access_days: 0, rate_limit_daily: 100 });
+    expect(effectivePlan({ plan: 'free', plan_expires_at: null }, NOW)).toEqual({
+      plan: 'free',
+      active: true,
+      data_access_days: 0,
+      rate_limit_daily: 100,
+      concurrent_heavy: 1,
+    });
     expect(effectivePlan({ plan: 'monthly', plan_expires_at: NOW + 1 }, NOW)).toEqual({
       plan: 'monthly',
       active: true,
       data_access_days: 30,
       rate_limit_daily: 50_000,
+      concurrent_heavy: 4,
     });
     expect(effectivePlan({ plan: 'monthly', plan_expires_at: NOW }, NOW)).toEqual({
       plan: 'monthly',
       active: false,
       data_access_days: 0,
       rate_limit_daily: 100,
+      concurrent_heavy: 1,
     });
   });
 

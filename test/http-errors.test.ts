@@ -167,10 +167,24 @@ const CLOB = '/v1/clob/{key}/at/{instant}';
 const EXPECTED_ERRORS: Record<string, number[]> = {
   // Polymarket-compatible routes: Polymarket's `{"error"}` body (docs/TIME-MACHINE.md §2).
   ...Object.fromEntries(
-    ['book', 'price', 'midpoint', 'spread', 'last-trade-price', 'tick-size', 'neg-risk'].map((p) => [`GET ${CLOB}/${p}`, [400, 401, 403, 404, 429, 500, 503]]),
+    [
+      'book',
+      'price',
+      'midpoint',
+      'spread',
+      'last-trade-price',
+      'tick-size',
+      'neg-risk',
+      'fee-rate',
+      'clob-markets/{condition_id}',
+      'markets-by-token/{token_id}',
+    ].map((p) => [`GET ${CLOB}/${p}`, [400, 401, 403, 404, 429, 500, 503]]),
   ),
   [`GET ${CLOB}/prices-history`]: [400, 401, 403, 429, 500, 503],
-  [`POST ${CLOB}/books`]: [400, 401, 403, 413, 429, 500, 503],
+  // Batches: a token without a book is left out of the answer, never a 404; a body over 128 KiB is a 413.
+  ...Object.fromEntries(
+    ['books', 'prices', 'midpoints', 'spreads', 'last-trades-prices'].map((p) => [`POST ${CLOB}/${p}`, [400, 401, 403, 413, 429, 500, 503]]),
+  ),
   'POST /v1/register': [400, 413, 429, 500, 503],
   'GET /v1/me': [401, 500, 503],
   'POST /v1/keys/regenerate': [401, 413, 500, 503],
