@@ -119,9 +119,7 @@ class ExecutionPrice(TypedDict):
 
 # `from` is a Python keyword: these use TypedDict's functional form.
 Interval = TypedDict("Interval", {"from": int, "to": int})
-Gap = TypedDict(
-    "Gap", {"from": int, "to": int, "reason": Literal["not_recording", "disconnected", "not_subscribed", "source_missing", "unknown"]}
-)
+Gap = TypedDict("Gap", {"from": int, "to": int, "reason": Literal["not_recording", "disconnected", "not_subscribed", "source_missing", "unknown"]})
 
 
 class Reconnect(TypedDict):
