@@ -2,8 +2,8 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 
 /**
- * Every setting the service and its recorder read, in one schema parsed from the environment (README
- * lists them). Durations are milliseconds unless the name says otherwise.
+ * Every setting the service and its recorder read, in one schema parsed from the environment (the
+ * tables of docs/guides/operating.md and recorder.md list them). Durations are milliseconds unless the name says otherwise.
  */
 const flag = (fallback: '0' | '1') =>
   z
@@ -108,7 +108,7 @@ const schema = z.object({
 
 export type Environment = z.infer<typeof schema>;
 
-/** Every variable the schema reads (README's two configuration tables list exactly these). */
+/** Every variable the schema reads (the configuration tables of docs/guides/operating.md and recorder.md list exactly these). */
 export const ENVIRONMENT_VARIABLES = Object.keys(schema.shape) as (keyof Environment)[];
 
 export type Config = Omit<Environment, 'PAYMENTS' | 'DEMO_DATA'> & {

@@ -52,8 +52,8 @@ describe('import graphs of src/', () => {
   });
 });
 
-describe("the README's Layout", () => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+describe("the development guide's Layout", () => {
+  const readme = readFileSync(new URL('../docs/guides/development.md', import.meta.url), 'utf8');
   const block = readme.slice(readme.indexOf('## Layout'));
   const fence = block.indexOf('```') + 3;
   const listed = [...block.slice(fence, block.indexOf('```', fence)).matchAll(/^(\S+)\s/gm)].map((m) => m[1]);

@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ENVIRONMENT_VARIABLES, loadConfig, parseEnvironment } from '../src/config.js';
 
 /**
- * README's configuration tables (the service's, under "Configuration", and the recorder's, under "The
- * live recorder") against the one environment schema: every variable listed exactly once, and each
- * default what the service applies when the variable is unset.
+ * The configuration tables (the service's in docs/guides/operating.md, the recorder's in
+ * docs/guides/recorder.md) against the one environment schema: every variable listed exactly once, and
+ * each default what the service applies when the variable is unset.
  */
-const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const README = ['operating', 'recorder'].map((guide) => readFileSync(new URL(`../docs/guides/${guide}.md`, import.meta.url), 'utf8')).join('\n');
 
 /** Rows of the `| variable | default | meaning |` tables: [names, defaults] with backticks removed. */
 function configRows(): { names: string[]; defaults: string[] }[] {
@@ -31,7 +31,7 @@ const DESCRIBED: Record<string, string> = {
   NOWPAYMENTS_IPN_SECRET: 'random in sandbox',
 };
 
-describe('README configuration tables', () => {
+describe('the configuration tables of the guides', () => {
   const rows = configRows();
   const listed = rows.flatMap((r) => r.names);
 

@@ -4,10 +4,10 @@ import { openApiDocument } from '../scripts/openapi-document.js';
 import { SEMANTICS } from '../src/http/data-semantics.js';
 
 /**
- * README's endpoint table against the live /v1/openapi.json, both ways, and its "Data semantics"
- * section against the document's descriptions: the same sentences in both places.
+ * The endpoint table of docs/guides/api.md against the live /v1/openapi.json, both ways, and its "Data
+ * semantics" section against the document's descriptions: the same sentences in both places.
  */
-const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const README = readFileSync(new URL('../docs/guides/api.md', import.meta.url), 'utf8');
 const squash = (text: string) => text.replace(/\s+/g, ' ');
 
 /**
@@ -32,7 +32,7 @@ function tableEndpoints(readme: string): string[] {
   return out;
 }
 
-describe('README endpoint table', () => {
+describe("the API guide's endpoint table", () => {
   it('reads `…/x` and bare paths as the table means them', () => {
     const sample = '| endpoint | auth | what |\n|---|---|---|\n| `GET /a/b/c`, `POST …/d`, `/e` | – | x |\n';
     expect(tableEndpoints(sample)).toEqual(['GET /a/b/c', 'POST /a/b/d', 'POST /e']);
@@ -46,9 +46,9 @@ describe('README endpoint table', () => {
 });
 
 describe('Data semantics', () => {
-  const section = squash(README.slice(README.indexOf('### Data semantics'), README.indexOf('### Use your Polymarket client on history')));
+  const section = squash(README.slice(README.indexOf('## Data semantics'), README.indexOf('## The instrument at any instant')));
 
-  it('README says each sentence, whole', () => {
+  it('the guide says each sentence, whole', () => {
     for (const [key, sentence] of Object.entries(SEMANTICS)) expect(section, key).toContain(sentence);
   });
 

@@ -8,7 +8,7 @@ import { freePort } from './support/global-setup.js';
 import { type ServiceProcess, startService } from './support/service-process.js';
 
 /**
- * Every fenced example of README.md and clients/python/README.md, extracted and run as printed against
+ * Every fenced example of README.md, the guides in docs/guides/ and clients/python/README.md, extracted and run as printed against
  * a fresh quick-start service (demo data, the key it prints): `sh` blocks with bash and curl, `ts`
  * blocks with tsx (after tsc --strict has checked them), `js` blocks with node, each in a temporary
  * directory outside the repository holding what the README tells a reader to have there: the committed
@@ -22,7 +22,23 @@ import { type ServiceProcess, startService } from './support/service-process.js'
  * blocks, as in the reader's shell.
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const FILES = ['README.md', 'clients/python/README.md'];
+/** The README, its guides in the README's order, and the Python client's README. */
+const GUIDES = [
+  'api',
+  'python',
+  'typescript',
+  'polymarket-clients',
+  'replay',
+  'tardis',
+  'backtesting',
+  'mcp',
+  'import',
+  'recorder',
+  'operating',
+  'threat-model',
+  'development',
+];
+const FILES = ['README.md', ...GUIDES.map((g) => `docs/guides/${g}.md`), 'clients/python/README.md'];
 
 interface Block {
   file: string;

@@ -1,6 +1,6 @@
 /**
  * "Replay from here": the replay WebSocket's URL (docs/TIME-MACHINE.md §1) for a window that starts at
- * the order book's time, with a speed, to paste into a Polymarket bot (README, "Replay"). A browser
+ * the order book's time, with a speed, to paste into a Polymarket bot (docs/guides/replay.md). A browser
  * cannot open ws://, so the URL is text with a Copy button, never a link: following one showed an error
  * page with the key in the address bar. The field shows the key masked; Copy copies it whole.
  */

@@ -4,7 +4,7 @@ import { DAY, utcMidnight } from '../time.js';
 /**
  * The demo's capture records: a recorder's life told in the records it writes into its archive
  * (docs/TIME-MACHINE.md §4), woven into the demo frames, so a fresh demo shows every coverage condition
- * on every asset (README, "Coverage"):
+ * on every asset (docs/guides/recorder.md, "Coverage"):
  *
  * - day 1 (the demo's first UTC day, partial): no capture record, as for data from another file: `unknown`;
  * - day 2: a recorder run starts at 00:00 and subscribes each market on a socket of its own, which

@@ -1,5 +1,5 @@
 /**
- * What the numbers mean, in the words of README.md's "Data semantics" section: the OpenAPI document says
+ * What the numbers mean, in the words of the "Data semantics" section of docs/guides/api.md: the OpenAPI document says
  * the same sentences, in its description and on the fields they concern (test/data-semantics.test.ts
  * finds each one, whole, in both: test/readme-endpoints.test.ts). Where they restate docs/API.md, that file is the contract.
  */

@@ -215,7 +215,7 @@ function pullStream(body: AsyncGenerator<Buffer>, stop: () => void): ReadableStr
  * has none: there each chunk becomes a zstd frame of its own through `@toondepauw/node-zstd` (a zstd
  * stream may hold any number of concatenated frames, RFC 8878 §3.1), which decoders that read one
  * frame per response cannot read whole (httpx 0.28 with zstandard fails when a read ends at a frame's
- * end): README "Data semantics" says so.
+ * end): docs/guides/api.md, "Data semantics", says so.
  */
 interface Compressor {
   write(chunk: Buffer): Buffer | Promise<Buffer>;

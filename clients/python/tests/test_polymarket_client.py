@@ -1,11 +1,11 @@
 """polymarket-client (PyPI 0.14), Polymarket's unified Python SDK: no supported way to point it at another host.
 
-README ("Use your Polymarket client on history") says so plainly; these checks keep that sentence true. The
+docs/guides/polymarket-clients.md says so plainly; these checks keep that sentence true. The
 package's clients take an `Environment`, and the only one it offers is `PRODUCTION` (Polymarket's hosts); the
 `Environment` type refuses construction ("Environment instances are provided by the SDK") and its module
 exports nothing else. Building one from `polymarket._internal` would work, but that is the package's private
 code, free to change in any release: not a way we document. Should a release add a public way, the first
-test fails and README can name it.
+test fails and the guide can name it.
 """
 
 import dataclasses

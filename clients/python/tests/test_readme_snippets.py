@@ -1,4 +1,4 @@
-"""Every ``python`` block of the repository's README.md and of this client's README.md, run as printed
+"""Every ``python`` block of the repository's README.md, its guides (docs/guides/) and this client's README.md, run as printed
 against the suite's demo service, as test/readme-examples.test.ts runs the others.
 
 The environment is set the way the README tells a reader to: its quick-start block that exports
@@ -18,7 +18,22 @@ import pytest
 from conftest import Live
 from service import REPO
 
-READMES = [REPO / "README.md", REPO / "clients" / "python" / "README.md"]
+GUIDES = [
+    "api",
+    "python",
+    "typescript",
+    "polymarket-clients",
+    "replay",
+    "tardis",
+    "backtesting",
+    "mcp",
+    "import",
+    "recorder",
+    "operating",
+    "threat-model",
+    "development",
+]
+READMES = [REPO / "README.md", *(REPO / "docs" / "guides" / f"{g}.md" for g in GUIDES), REPO / "clients" / "python" / "README.md"]
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```$", re.M | re.S)
 
 
@@ -36,8 +51,16 @@ def blocks(lang: str) -> list[tuple[str, str]]:
 PYTHON = blocks("python")
 
 
-def test_there_are_python_blocks_in_both_readmes() -> None:
-    assert {where.split(":")[0] for where, _ in PYTHON} == {"README.md", "clients/python/README.md"}
+def test_there_are_python_blocks_in_the_readmes_and_guides() -> None:
+    assert {where.split(":")[0] for where, _ in PYTHON} == {
+        "README.md",
+        "docs/guides/python.md",
+        "docs/guides/polymarket-clients.md",
+        "docs/guides/tardis.md",
+        "docs/guides/backtesting.md",
+        "docs/guides/mcp.md",
+        "clients/python/README.md",
+    }
     assert len(PYTHON) >= 5
 
 
