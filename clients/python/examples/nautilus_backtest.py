@@ -78,7 +78,8 @@ class SpreadBuyer(Strategy):
 
 def run(client: tickhouse.Client, asset_id: str, start: Any, end: Any) -> tuple[list[Fill], Money]:
     """The backtest over ``[start, end]``: the strategy's fills and the account's change after fees."""
-    data = client.nautilus_data(asset_id, start, end)
+    with client.market_channel(asset_id, start, end) as channel:
+        data = channel.to_nautilus()
     instrument = data.instruments[0]
     engine = BacktestEngine(BacktestEngineConfig(logging=LoggingConfig(log_level="ERROR"), data_engine=DataEngineConfig(buffer_deltas=True)))
     venue = Venue("POLYMARKET")

@@ -1,4 +1,4 @@
-"""``to_hftbacktest`` read back by hftbacktest's own reader and order book: its depth at 100 instants is
+"""``MarketChannel.to_hftbacktest`` read back by hftbacktest's own reader and order book: its depth at 100 instants is
 ``/v1/orderbook``'s best levels there, on the demo data and on the frame file with empty sides."""
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ def _depth_at(client: tickhouse.Client, http: httpx.Client, asset_id: str, start
     ``local="exchange"`` the strategy's clock is the exchange's, as the service's books are."""
     import numpy as np
 
-    result = client.to_hftbacktest(asset_id, start, end, tmp / "events.npz", local="exchange")
+    with client.market_channel(asset_id, start, end) as channel:
+        result = channel.to_hftbacktest(tmp / "events.npz", local="exchange")
     data = np.load(result.path)["data"]
     assert len(data) == result.rows > 0
     validate_event_order(data)  # raises when exch_ts or local_ts goes back
@@ -73,6 +74,7 @@ def test_hftbacktest_depth_with_empty_sides(frames_service: tuple[str, httpx.Cli
     # With receive times (the default) both clocks still only go forward, and they differ here.
     import numpy as np
 
-    data = np.load(c.to_hftbacktest(market_frames.YES, start, end, tmp_path / "receive.npz").path)["data"]
+    with c.market_channel(market_frames.YES, start, end) as channel:
+        data = np.load(channel.to_hftbacktest(tmp_path / "receive.npz").path)["data"]
     validate_event_order(data)
     assert bool((data["local_ts"] != data["exch_ts"]).any())

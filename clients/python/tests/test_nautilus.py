@@ -1,4 +1,4 @@
-"""``to_nautilus`` / ``nautilus_data`` against the running service, checked by NautilusTrader's own code:
+"""``MarketChannel.to_nautilus`` (catalog and in memory) against the running service, checked by NautilusTrader's own code:
 its ``OrderBook`` after the deltas equals ``/v1/orderbook`` at 200 instants, its catalog reads back what
 was written, its data engine sees one batch per Polymarket message, and the trades are ``/v1/ticks``' trades."""
 
@@ -24,7 +24,7 @@ from nautilus_trader.model.enums import AggressorSide, BookType  # noqa: E402
 from nautilus_trader.persistence.catalog.parquet import ParquetDataCatalog  # noqa: E402
 
 import tickhouse  # noqa: E402
-from tickhouse import _market_messages as mm  # noqa: E402
+from tickhouse import market_channel as mm  # noqa: E402
 from tickhouse import nautilus  # noqa: E402
 
 HOUR = 3_600_000
@@ -39,7 +39,8 @@ def window(big_asset: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def data(client: tickhouse.Client, window: dict[str, Any]) -> nautilus.NautilusData:
-    return client.nautilus_data(window["asset_id"], window["start"], window["end"])
+    with client.market_channel(window["asset_id"], window["start"], window["end"]) as channel:
+        return channel.to_nautilus()
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +126,8 @@ def test_book_equals_orderbook_with_empty_sides_bursts_and_resent_books(frames_s
     _, http, c = frames_service
     start = market_frames.T0 + 1  # the opening book (at T0) comes from /v1/orderbook just before start
     end = start + 3_600_000
-    data = c.nautilus_data(market_frames.YES, start, end)
+    with c.market_channel(market_frames.YES, start, end) as channel:
+        data = channel.to_nautilus()
     assert data.instruments[0].id.value == f"{market_frames.MARKET}-{market_frames.YES}.POLYMARKET"
     assert data.instruments[0].price_precision == 3  # half-cent prices under a stated 0.01 tick
     ticks = c.ticks(market_frames.YES, start, end, fields="all", via="json")
@@ -216,7 +218,8 @@ def test_one_batch_per_message_in_the_data_engine(data: nautilus.NautilusData, t
 
 
 def test_catalog_reads_back_what_nautilus_data_holds(client: tickhouse.Client, data: nautilus.NautilusData, window: dict[str, Any], tmp_path: Path) -> None:
-    result = nautilus.to_catalog(client, window["asset_id"], window["start"], window["end"], tmp_path / "catalog", chunk=5_000, progress=False)
+    with client.market_channel(window["asset_id"], window["start"], window["end"]) as channel:
+        result = nautilus.to_catalog([channel], tmp_path / "catalog", chunk=5_000, progress=False)
     iid = data.instruments[0].id
     assert (result.deltas, result.trades) == (len(data.deltas), len(data.trades))
     files = list((tmp_path / "catalog" / "data" / "order_book_delta" / iid.value).glob("*.parquet"))
@@ -228,8 +231,21 @@ def test_catalog_reads_back_what_nautilus_data_holds(client: tickhouse.Client, d
     assert [_delta(d) for d in deltas] == [_delta(d) for d in data.deltas]
     trades = catalog.trade_ticks(instrument_ids=[iid.value])
     assert [TradeTick.to_dict(t) for t in trades] == [TradeTick.to_dict(t) for t in data.trades]
-    with pytest.raises(FileExistsError, match="new catalog"):
-        client.to_nautilus(window["asset_id"], window["start"], window["end"], tmp_path / "catalog", progress=False)
+    with pytest.raises(FileExistsError, match="new catalog"), client.market_channel(window["asset_id"], window["start"], window["end"]) as channel:
+        channel.to_nautilus(tmp_path / "catalog", progress=False)
+
+
+def test_the_deprecated_client_methods_answer_as_the_channel_does(
+    client: tickhouse.Client, data: nautilus.NautilusData, window: dict[str, Any], tmp_path: Path
+) -> None:
+    """Client.to_nautilus / nautilus_data stay one release as thin wrappers over market_channel, with a warning."""
+    with pytest.warns(DeprecationWarning, match="market_channel"):
+        old = client.nautilus_data(window["asset_id"], window["start"], window["end"])
+    assert [_delta(d) for d in old.deltas] == [_delta(d) for d in data.deltas]
+    assert [TradeTick.to_dict(t) for t in old.trades] == [TradeTick.to_dict(t) for t in data.trades]
+    with pytest.warns(DeprecationWarning, match="market_channel"):
+        result = client.to_nautilus([window["asset_id"]], window["start"], window["end"], tmp_path / "old", progress=False)
+    assert (result.deltas, result.trades) == (len(data.deltas), len(data.trades))
 
 
 def test_example_backtest_fills_at_prices_in_the_book(client: tickhouse.Client, data: nautilus.NautilusData, window: dict[str, Any], raw: httpx.Client) -> None:

@@ -55,6 +55,7 @@ from .errors import (
     TransportError,
     UpgradeRequired,
 )
+from .market_channel import MarketChannel
 
 __all__ = [
     "API_KEY_ENV",
@@ -86,6 +87,7 @@ __all__ = [
     "InvoiceCreated",
     "LastTradePriceEvent",
     "Level",
+    "MarketChannel",
     "MarketStats",
     "NotFound",
     "PayloadTooLarge",

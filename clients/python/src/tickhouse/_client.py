@@ -39,6 +39,10 @@ from ._types import (
 if TYPE_CHECKING:
     import polars as pl
 
+    from .hftbacktest import HftResult
+    from .market_channel import MarketChannel
+    from .nautilus import CatalogResult, NautilusData
+
 EventType = Literal["price_change", "book", "last_trade_price"]
 Resolution = Literal["1m", "5m", "15m", "1h", "4h", "1d"]
 Via = Literal["auto", "json", "parquet", "csv", "jsonl"]
@@ -548,6 +552,7 @@ class Client:
         format: TickFormat = "csv",
         event_type: EventType | None = None,
         *,
+        fields: TickFields | None = None,
         progress: bool | None = None,
     ) -> ExportResult:
         """Streams ``GET /v1/ticks/export`` to a file.
@@ -562,6 +567,8 @@ class Client:
         path : str or Path
         format : {"csv", "jsonl", "parquet"}, default "csv"
         event_type : {"price_change", "book", "last_trade_price"}, optional
+        fields : "all", str or sequence of str, optional
+            Opt-in columns, as for :meth:`ticks`.
         progress : bool, optional
             A progress line (MB, rows, MB/s) on stderr; default: when stderr is a terminal.
 
@@ -572,6 +579,10 @@ class Client:
         """
         target = Path(path)
         params = {"asset_id": str(asset_id), "start": to_ms(start, "start"), "end": to_ms(end, "end"), "event_type": event_type, "format": format}
+        names = _frames.tick_fields(fields)
+        if names:
+            params["fields"] = ",".join(names)
+        # Parquet is compressed already: a second compression would only cost CPU on both ends.
         headers = {"Accept-Encoding": "identity"} if format == "parquet" else None
         with self._t.stream("GET", "/v1/ticks/export", params=params, headers=headers) as response:
             return write_stream(self._t.chunks(response), target, format, Progress(target.name, progress))
@@ -734,73 +745,63 @@ class Client:
 
     # --- backtesting engines (optional extras) ---------------------------------------------------
 
-    def to_nautilus(
-        self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike, catalog_path: str | Path, *, progress: bool | None = None
-    ) -> Any:
-        """Write each token's ``BinaryOption``, order book deltas and trades to a NautilusTrader catalog.
+    def market_channel(self, asset_id: AssetId, start: TimeLike, end: TimeLike, *, progress: bool | None = None) -> MarketChannel:
+        """One token's stored market channel over ``[start, end]``: the data object the converters read.
 
-        Needs ``tickhouse[nautilus]``; the mapping is in ``tickhouse.nautilus``. Written with
-        ``ParquetDataCatalog.write_data`` in bounded chunks, so memory stays flat in the range's size.
-
-        Parameters
-        ----------
-        asset_ids : str, int or a sequence of them
-            The tokens.
-        start, end : time
-            Inclusive; the instrument takes the tick size at ``start``.
-        catalog_path : str or Path
-            The catalog's folder (created when missing; a token it already holds is refused).
-        progress : bool, optional
-            A progress line on stderr (default: when stderr is a terminal).
-
-        Returns
-        -------
-        tickhouse.nautilus.CatalogResult
-            The catalog's path, the instruments and the numbers of ticks read, deltas and trades written.
-        """
-        from . import nautilus
-
-        return nautilus.to_catalog(self, asset_ids, start, end, catalog_path, progress=progress)
-
-    def nautilus_data(self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike) -> Any:
-        """The objects ``to_nautilus`` writes, in memory, for small ranges.
-
-        Parameters
-        ----------
-        asset_ids : str, int or a sequence of them
-            The tokens.
-        start, end : time
-            Inclusive.
-
-        Returns
-        -------
-        tickhouse.nautilus.NautilusData
-            ``instruments``, ``deltas`` and ``trades``: add the instruments to the engine first.
-        """
-        from . import nautilus
-
-        return nautilus.nautilus_data(self, asset_ids, start, end)
-
-    def to_hftbacktest(self, asset_id: AssetId, start: TimeLike, end: TimeLike, path: str | Path, *, local: Literal["receive", "exchange"] = "receive") -> Any:
-        """Save hftbacktest's event array of ``asset_id`` in ``[start, end]`` to ``path``.
+        Reads the book just before ``start``, downloads the range's ticks (every field) to a temporary
+        Parquet file and pages through its exchange books as it is read; convert it with
+        ``.to_nautilus()``, ``.to_hftbacktest(path)`` or ``.to_pandas()``, then ``close()`` it (or use
+        it in a ``with`` block) to delete the file.
 
         Parameters
         ----------
         asset_id : str or int
         start, end : time
             Inclusive.
-        path : str or Path
-            The ``.npz`` file (array under the key ``data``; rows in ``tickhouse.hftbacktest``).
-        local : {"receive", "exchange"}, default "receive"
-            What ``local_ts`` holds: the receive time, or the exchange time.
+        progress : bool, optional
+            A progress line while the ticks download (default: when stderr is a terminal).
 
         Returns
         -------
-        tickhouse.hftbacktest.HftResult
+        tickhouse.MarketChannel
         """
-        from . import hftbacktest
+        from .market_channel import MarketChannel
 
-        return hftbacktest.to_hftbacktest(self, asset_id, start, end, path, local=local)
+        return MarketChannel(self, asset_id, start, end, progress=progress)
+
+    def to_nautilus(
+        self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike, catalog_path: str | Path, *, progress: bool | None = None
+    ) -> CatalogResult:
+        """Deprecated (removed in 0.3): ``market_channel(asset_id, start, end).to_nautilus(catalog_path)`` per token.
+
+        Writes each token's ``BinaryOption``, order book deltas and trades to the NautilusTrader catalog
+        at ``catalog_path`` (needs ``tickhouse[nautilus]``), one token's channel at a time.
+        """
+        from . import nautilus
+
+        _deprecated("to_nautilus", "market_channel(asset_id, start, end).to_nautilus(catalog_path)")
+        return nautilus.to_catalog(self._channels(asset_ids, start, end, progress), catalog_path, progress=progress)
+
+    def nautilus_data(self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike) -> NautilusData:
+        """Deprecated (removed in 0.3): ``market_channel(asset_id, start, end).to_nautilus()`` per token."""
+        from . import nautilus
+
+        _deprecated("nautilus_data", "market_channel(asset_id, start, end).to_nautilus()")
+        return nautilus.nautilus_data(self._channels(asset_ids, start, end, False))
+
+    def to_hftbacktest(
+        self, asset_id: AssetId, start: TimeLike, end: TimeLike, path: str | Path, *, local: Literal["receive", "exchange"] = "receive"
+    ) -> HftResult:
+        """Deprecated (removed in 0.3): ``market_channel(asset_id, start, end).to_hftbacktest(path, local=local)``."""
+        _deprecated("to_hftbacktest", "market_channel(asset_id, start, end).to_hftbacktest(path)")
+        with self.market_channel(asset_id, start, end, progress=False) as channel:
+            return channel.to_hftbacktest(path, local=local)
+
+    def _channels(self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike, progress: bool | None) -> Iterator[MarketChannel]:
+        """Each token's channel in turn, closed before the next one opens (one temporary file at a time)."""
+        for asset_id in [asset_ids] if isinstance(asset_ids, str | int) else asset_ids:
+            with self.market_channel(asset_id, start, end, progress=progress) as channel:
+                yield channel
 
     # --- replay ---------------------------------------------------------------------------------
 
@@ -835,3 +836,7 @@ class Client:
 
 def _ms(value: TimeLike | None, name: str) -> int | None:
     return None if value is None else to_ms(value, name)
+
+
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"Client.{old} is deprecated and goes in tickhouse 0.3: use Client.{new}", DeprecationWarning, stacklevel=3)

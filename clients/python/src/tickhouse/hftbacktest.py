@@ -12,24 +12,22 @@ Rows (hftbacktest's ``event_dtype``, every one flagged ``EXCH_EVENT | LOCAL_EVEN
 
 ``exch_ts`` = exchange time, ``local_ts`` = receive time held non-decreasing as ``ts_init`` is in
 ``tickhouse.nautilus`` (hftbacktest requires both columns in order), or the exchange time with
-``local="exchange"``. Messages as ``_market_messages``.
+``local="exchange"``. Messages as ``tickhouse.market_channel`` says (``MarketChannel.to_hftbacktest``).
 """
 
 from __future__ import annotations
 
 import math
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from . import _market_messages as mm
-from ._time import TimeLike
+from . import market_channel as mm
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from .market_channel import MarketChannel
 
 # hftbacktest's constants (hftbacktest/types.py, 2.4): event kinds are values, the rest bits.
 DEPTH_EVENT, TRADE_EVENT, DEPTH_CLEAR_EVENT, DEPTH_SNAPSHOT_EVENT = 1, 2, 3, 4
@@ -50,37 +48,35 @@ class HftResult:
     lot_size: float  # for BacktestAsset.lot_size: sizes have 6 decimals (a coarser lot drops small levels)
 
 
-def to_hftbacktest(client: Client, asset_id: str | int, start: TimeLike, end: TimeLike, path: str | Path, *, local: LocalTime = "receive") -> HftResult:
-    """Write ``asset_id``'s ``[start, end]`` to ``path`` (``.npz``, key ``data``); ``local="exchange"`` sets
-    ``local_ts = exch_ts`` (the strategy sees each event at its exchange time, no feed latency)."""
+def to_hftbacktest(channel: MarketChannel, path: str | Path, *, local: LocalTime = "receive") -> HftResult:
+    """Write the channel to ``path`` (``.npz``, key ``data``); ``local="exchange"`` sets ``local_ts = exch_ts``
+    (the strategy sees each event at its exchange time, no feed latency)."""
     rows: list[tuple[int, int, int, float, float]] = []
-    with tempfile.TemporaryDirectory(prefix="tickhouse-") as tmp:
-        source = mm.open_source(client, str(asset_id), start, end, Path(tmp), False)
-        local_ts = source.start_ms * 1_000_000 - 1
+    local_ts = channel.start_ms * 1_000_000 - 1
 
-        def add(ev: int, exch: int, px: float, qty: float) -> None:
-            rows.append((ev | _BOTH, exch, local_ts, px, qty))
+    def add(ev: int, exch: int, px: float, qty: float) -> None:
+        rows.append((ev | _BOTH, exch, local_ts, px, qty))
 
-        def book(b: mm.Book, exch: int) -> None:
-            add(DEPTH_CLEAR_EVENT | BUY_EVENT, exch, math.nan, 0.0)
-            add(DEPTH_CLEAR_EVENT | SELL_EVENT, exch, math.nan, 0.0)
-            for side, levels in ((BUY_EVENT, b.bids), (SELL_EVENT, b.asks)):
-                for px, qty in levels:
-                    add(DEPTH_SNAPSHOT_EVENT | side, exch, px, qty)
+    def book(b: mm.Book, exch: int) -> None:
+        add(DEPTH_CLEAR_EVENT | BUY_EVENT, exch, math.nan, 0.0)
+        add(DEPTH_CLEAR_EVENT | SELL_EVENT, exch, math.nan, 0.0)
+        for side, levels in ((BUY_EVENT, b.bids), (SELL_EVENT, b.asks)):
+            for px, qty in levels:
+                add(DEPTH_SNAPSHOT_EVENT | side, exch, px, qty)
 
-        if source.initial is not None:
-            book(source.initial, local_ts)
-        for message in mm.messages(client, source):
-            local_ts = max(local_ts, round(message.local_t * 1000) * 1000 if local == "receive" else message.t * 1_000_000)
-            exch = message.t * 1_000_000
-            if isinstance(message, mm.Book):
-                book(message, exch)
-            elif isinstance(message, mm.Changes):
-                for side, px, qty in message.items:
-                    add(DEPTH_EVENT | _SIDE[side], exch, px, qty)
-            else:
-                add(TRADE_EVENT | _SIDE[message.taker_side], exch, message.price, message.size)
-        decimals = source.price_decimals
+    if channel.initial is not None:
+        book(channel.initial, local_ts)
+    for message in channel.messages():
+        local_ts = max(local_ts, round(message.local_t * 1000) * 1000 if local == "receive" else message.t * 1_000_000)
+        exch = message.t * 1_000_000
+        if isinstance(message, mm.Book):
+            book(message, exch)
+        elif isinstance(message, mm.Changes):
+            for side, px, qty in message.items:
+                add(DEPTH_EVENT | _SIDE[side], exch, px, qty)
+        else:
+            add(TRADE_EVENT | _SIDE[message.taker_side], exch, message.price, message.size)
+    decimals = channel.price_decimals
     data = np.zeros(len(rows), EVENT_DTYPE)
     if rows:
         columns: Any = list(zip(*rows, strict=True))

@@ -1,9 +1,9 @@
 """NautilusTrader data from tickhouse: ``BinaryOption`` instruments, ``OrderBookDelta`` s and ``TradeTick`` s
 of Polymarket tokens as they were (``pip install 'tickhouse[nautilus]'``, NautilusTrader 1.221).
 
-``Client.to_nautilus`` writes them to a ``ParquetDataCatalog`` with Nautilus's own ``write_data`` in
-bounded chunks; ``Client.nautilus_data`` returns them in memory. The mapping (README "Backtesting in
-NautilusTrader" says the same for users):
+``MarketChannel.to_nautilus(catalog_path)`` (``Client.market_channel``) writes them to a
+``ParquetDataCatalog`` with Nautilus's own ``write_data`` in bounded chunks; ``.to_nautilus()`` returns them
+in memory. The mapping (the Python client's README, "Backtesting in NautilusTrader", says the same for users):
 
 - **Instrument**: one ``BinaryOption`` per token, id ``{condition_id}-{asset_id}.POLYMARKET`` as Nautilus's
   Polymarket adapter names them, fields as its ``parse_instrument`` sets them (size precision 6), its
@@ -21,7 +21,7 @@ NautilusTrader" says the same for users):
   message becomes one UPDATE per item (DELETE with size 0 removes); the last delta of every message has
   flags exactly ``F_LAST`` (128): the data engine's ``buffer_deltas`` closes a batch only on that exact
   value, so ``F_SNAPSHOT | F_LAST`` would merge a book into the next message. Messages are rebuilt as
-  ``_market_messages`` says. The book just before ``start`` opens the stream as a snapshot.
+  ``tickhouse.market_channel`` says. The book just before ``start`` opens the stream as a snapshot.
 - **Times**: ``ts_event`` = exchange time; ``ts_init`` = receive time (``local_t``), raised to the previous
   ``ts_init`` wherever exchange order and arrival order disagree, because Nautilus orders catalog files
   and backtests by ``ts_init`` and the stored order is ``(t, seq)``; ``sequence`` = the stored ``seq``.
@@ -34,9 +34,8 @@ from __future__ import annotations
 
 import hashlib
 import sys
-import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,11 +52,11 @@ try:
 except ImportError as missing:  # pragma: no cover - depends on the installed extra
     raise ImportError("tickhouse.nautilus needs NautilusTrader: pip install 'tickhouse[nautilus]'") from missing
 
-from . import _market_messages as mm
-from ._time import TimeLike, to_ms
+from . import market_channel as mm
+from ._time import to_ms
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from .market_channel import MarketChannel
 
 VENUE = "POLYMARKET"
 SIZE_PRECISION = 6  # the adapter's: "trades are reported with USDC.e increments"
@@ -212,13 +211,13 @@ class _Converter:
         return [self.trade(message)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class NautilusData:
-    """What ``Client.nautilus_data`` returns: add ``instruments`` to the engine first, then ``deltas`` and ``trades``."""
+    """What ``MarketChannel.to_nautilus()`` returns: add ``instruments`` to the engine first, then ``deltas`` and ``trades``."""
 
-    instruments: list[BinaryOption] = field(default_factory=list)
-    deltas: list[OrderBookDelta] = field(default_factory=list)
-    trades: list[TradeTick] = field(default_factory=list)
+    instruments: list[BinaryOption]
+    deltas: list[OrderBookDelta]
+    trades: list[TradeTick]
 
 
 @dataclass(frozen=True)
@@ -230,60 +229,49 @@ class CatalogResult:
     trades: int
 
 
-def _token(client: Client, asset_id: str, start: TimeLike, end: TimeLike, workdir: Path, progress: bool | None) -> tuple[mm.Source, BinaryOption]:
-    source = mm.open_source(client, asset_id, start, end, workdir, progress)
-    at_start = client.instrument(asset_id, source.start_ms)
-    at_end = client.instrument(asset_id, source.end_ms)
-    return source, binary_option(at_start, at_end, source.price_decimals, source.start_ms)
+def _instrument(channel: MarketChannel) -> BinaryOption:
+    return binary_option(channel.instrument_at_start, channel.instrument_at_end, channel.price_decimals, channel.start_ms)
 
 
-def _objects(client: Client, source: mm.Source, instrument: BinaryOption) -> Iterator[Any]:
+def _objects(channel: MarketChannel, instrument: BinaryOption) -> Iterator[Any]:
     """Every delta and trade of the token in stored order, the opening book first."""
-    converter = _Converter(instrument, source.asset_id, source.start_ms)
-    if source.initial is not None:
-        yield from converter.book(source.initial, converter.ts_init)
-    for message in mm.messages(client, source):
+    converter = _Converter(instrument, channel.asset_id, channel.start_ms)
+    if channel.initial is not None:
+        yield from converter.book(channel.initial, converter.ts_init)
+    for message in channel.messages():
         yield from converter.convert(message)
 
 
-def nautilus_data(client: Client, asset_ids: AssetIds, start: TimeLike, end: TimeLike) -> NautilusData:
-    out = NautilusData()
-    with tempfile.TemporaryDirectory(prefix="tickhouse-") as tmp:
-        for asset_id in _ids(asset_ids):
-            source, instrument = _token(client, asset_id, start, end, Path(tmp), False)
-            out.instruments.append(instrument)
-            for obj in _objects(client, source, instrument):
-                (out.trades if isinstance(obj, TradeTick) else out.deltas).append(obj)
-    return out
+def nautilus_data(channels: Iterable[MarketChannel]) -> NautilusData:
+    """Each channel's instrument, deltas and trades, in memory."""
+    instruments: list[BinaryOption] = []
+    deltas: list[OrderBookDelta] = []
+    trades: list[TradeTick] = []
+    for channel in channels:
+        instrument = _instrument(channel)
+        instruments.append(instrument)
+        for obj in _objects(channel, instrument):
+            (trades if isinstance(obj, TradeTick) else deltas).append(obj)
+    return NautilusData(instruments, deltas, trades)
 
 
-def to_catalog(
-    client: Client,
-    asset_ids: AssetIds,
-    start: TimeLike,
-    end: TimeLike,
-    catalog_path: str | Path,
-    *,
-    chunk: int = CHUNK_OBJECTS,
-    progress: bool | None = None,
-) -> CatalogResult:
-    """Write each token's instrument, deltas and trades to the catalog at ``catalog_path``, ``chunk`` objects at a time."""
+def to_catalog(channels: Iterable[MarketChannel], catalog_path: str | Path, *, chunk: int = CHUNK_OBJECTS, progress: bool | None = None) -> CatalogResult:
+    """Write each channel's instrument, deltas and trades to the catalog at ``catalog_path``, ``chunk`` objects at a time."""
     catalog = ParquetDataCatalog(str(catalog_path))
     instruments = []
     totals = [0, 0, 0]
-    with tempfile.TemporaryDirectory(prefix="tickhouse-") as tmp:
-        for asset_id in _ids(asset_ids):
-            source, instrument = _token(client, asset_id, start, end, Path(tmp), progress)
-            _refuse_overlap(Path(catalog_path), instrument.id)
-            catalog.write_data([instrument])
-            instruments.append(instrument)
-            line = _Line(f"catalog {asset_id[:12]}…", source.rows, progress)
-            for deltas, trades in _write_chunks(catalog, _objects(client, source, instrument), chunk):
-                totals[1] += deltas
-                totals[2] += trades
-                line.update(totals[1] + totals[2])
-            totals[0] += source.rows
-            line.update(totals[1] + totals[2], final=True)
+    for channel in channels:
+        instrument = _instrument(channel)
+        _refuse_overlap(Path(catalog_path), instrument.id)
+        catalog.write_data([instrument])
+        instruments.append(instrument)
+        line = _Line(f"catalog {channel.asset_id[:12]}…", channel.rows, progress)
+        for deltas, trades in _write_chunks(catalog, _objects(channel, instrument), chunk):
+            totals[1] += deltas
+            totals[2] += trades
+            line.update(totals[1] + totals[2])
+        totals[0] += channel.rows
+        line.update(totals[1] + totals[2], final=True)
     return CatalogResult(Path(catalog_path), instruments, totals[0], totals[1], totals[2])
 
 
@@ -322,10 +310,3 @@ class _Line:
         if self.enabled:
             sys.stderr.write(f"\r{self.label}: {self.ticks:,} ticks → {objects:,} objects written" + ("\n" if final else ""))
             sys.stderr.flush()
-
-
-AssetIds = str | int | Sequence[str | int]
-
-
-def _ids(asset_ids: AssetIds) -> list[str]:
-    return [str(asset_ids)] if isinstance(asset_ids, str | int) else [str(a) for a in asset_ids]
