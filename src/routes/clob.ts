@@ -17,7 +17,7 @@ import { lastTradeAt, marketMetadata, tokensOfMarket } from '../queries/clob.js'
 import { tradingHistoryAt } from '../queries/instruments.js';
 import { pricesHistory } from '../queries/orderbook.js';
 import { MAX_TIME } from '../time.js';
-import { readInstrument } from './instruments.js';
+import { readInstrument } from '../use-cases/instruments.js';
 
 /**
  * Polymarket's CLOB read API at any past instant (docs/TIME-MACHINE.md §2). A Polymarket client whose

@@ -7,35 +7,13 @@ import { ok } from '../http/envelope.js';
 import { errorResponses, successResponse } from '../http/openapi.js';
 import { intParam, textParam } from '../http/params.js';
 import { listMarkets, marketStats } from '../queries/markets.js';
-import { INSTRUMENT_FIELDS } from './instruments.js';
+import { MarketEntrySchema } from '../use-cases/markets.js';
 
 const marketsQuery = z.object({
   search: textParam('search', 200).optional().openapi({ description: 'Case-insensitive substring of the condition ID or the question' }),
   limit: intParam('limit', 1, 1000).optional(),
   offset: intParam('offset', 0, Number.MAX_SAFE_INTEGER).optional(),
 });
-
-const dayCount = () => z.number().int().optional();
-
-export const MarketEntrySchema = z
-  .object({
-    market: z.string(),
-    asset_id: z.string(),
-    side: z.string().openapi({ description: SEMANTICS.side, example: 'YES' }),
-    first_seen: z.string().openapi({ description: SEMANTICS.zones, example: '2026-06-01 00:00:00.000' }),
-    last_seen: z.string().openapi({ description: 'Time of the newest tick; UTC text as first_seen' }),
-    total_ticks: z.number().int(),
-    question: z.string().optional(),
-    slug: z.string().optional(),
-    coverage: z.object({ available: dayCount(), degraded: dayCount(), missing: dayCount(), unknown: dayCount() }).openapi({
-      description:
-        'How many of the entry’s last 7 UTC days (the day of last_seen and the 6 before) had each condition of /v1/coverage; absent conditions had none',
-      example: { available: 6, degraded: 1 },
-    }),
-    // The instrument as of now, as GET /v1/instruments gives it without a timestamp (additive, docs/API.md §4).
-    ...INSTRUMENT_FIELDS,
-  })
-  .openapi('MarketEntry');
 
 const marketsRoute = createRoute({
   method: 'get',

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { assertInWindow } from '../../auth/history-window.js';
 import { invalidParameter } from '../../http/errors.js';
 import { coverageReport } from '../../queries/coverage.js';
-import { CoverageSchema } from '../../routes/coverage.js';
 import { DAY } from '../../time.js';
+import { CoverageSchema } from '../../use-cases/coverage.js';
 import { assertOrdered, assetId, instant, toMs } from '../inputs.js';
 import { defineTool } from '../tool.js';
 
