@@ -1,5 +1,5 @@
 -- What was written to book_events, when, by anyone: the book segment cache of every API process
--- (src/queries/book-cache.ts) asks it whether a cached segment is still what the table holds.
+-- (src/book-history/cache.ts) asks it whether a cached segment is still what the table holds.
 -- One row per asset per inserted block, written by the engine itself (the view below), so every
 -- writer is covered without its cooperation: the recorder, a replay, an INSERT typed by hand, in
 -- this process or any other on the same server. History is immutable except for such late rows,

@@ -17,7 +17,7 @@ import { BookModel, type ModelBook } from './support/book-model.js';
 import { createTestEngine, TEST_BACKEND, type TestEngine } from './support/engine.js';
 
 /**
- * The book segment cache (src/queries/book-cache.ts): the same answers as the model, as the read of
+ * The book segment cache (src/book-history/cache.ts): the same answers as the model, as the read of
  * the base tables (engineBookReader) and as the spec's reading of book_events, whatever its size;
  * no engine query for a lookup inside a cached segment; late data (from another client or process)
  * seen at once; and the memory bound kept, measured on the heap.

@@ -31,7 +31,7 @@ export class BookSegment {
   /** Per change: bit 0 set for a bid, the rest the index of its market in `markets`. */
   private readonly sideMarket: Uint16Array;
   private readonly markets: string[];
-  /** How many late-data notices touched [start, end] when the segment was read (book-cache.ts). */
+  /** How many late-data notices touched [start, end] when the segment was read (cache.ts). */
   notices = 0;
   /** The engine's write epoch when the segment was last known valid; null: ask the data. */
   validAtEpoch: number | null = null;
