@@ -2,22 +2,21 @@ import type { OpenAPIHono as OpenAPIHonoType } from '@hono/zod-openapi';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { booksInWindow } from '../auth/book-in-window.js';
-import { assertInHistoryWindow, checkHistoryWindow } from '../auth/history-window.js';
+import { type BooksInWindow, booksInWindow } from '../auth/book-in-window.js';
+import { checkHistoryWindow, windowOf } from '../auth/history-window.js';
 import { dailyLimit, requirePathKey } from '../auth/middleware.js';
-import { type BookState, quoteOf } from '../book/index.js';
+import { quoteOf } from '../book/index.js';
 import type { BookReader } from '../book-history/port.js';
-import { type BookSummary, bookSummary, decimalText } from '../clob/book-summary.js';
+import type { Engine } from '../clickhouse/engine.js';
+import { decimalText } from '../clob/book-summary.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, notFound } from '../http/errors.js';
 import { renderError } from '../http/render-error.js';
-import { type Instrument, type MarketMetadata, tradingRulesAt } from '../instruments/instrument.js';
-import { lastTradeAt, marketMetadata, tokensOfMarket } from '../queries/clob.js';
-import { tradingHistoryAt } from '../queries/instruments.js';
+import { tokensOfMarket } from '../queries/clob.js';
 import { pricesHistory } from '../queries/orderbook.js';
 import { MAX_TIME } from '../time.js';
-import { readInstrument } from '../use-cases/instruments.js';
+import { ClobReads } from '../use-cases/clob.js';
 
 /**
  * Polymarket's CLOB read API at any past instant (docs/TIME-MACHINE.md §2). A Polymarket client whose
@@ -53,8 +52,6 @@ const BATCHES = ['books', 'prices', 'midpoints', 'spreads', 'last-trades-prices'
 const MAX_BOOKS = 500;
 /** At most this many `prices-history` points per answer; more is a 400 asking for a larger fidelity. */
 const MAX_HISTORY_POINTS = 100_000;
-/** Books read at once for `POST /books` (the engine pool runs a few queries at a time). */
-const BOOKS_IN_FLIGHT = 8;
 
 /** Polymarket's `interval` values: a duration ending at the instant (`1m` is a month, taken as 30 days). */
 const INTERVAL_MS = { '1h': 3_600_000, '6h': 21_600_000, '1d': 86_400_000, '1w': 604_800_000, '1m': 2_592_000_000 } as const;
@@ -398,8 +395,11 @@ const marketByTokenRoute = createRoute({
 /** Polymarket's error shape; status and headers (Retry-After) as for `/v1`. */
 const polymarketError = (e: ApiError) => ({ error: e.message });
 
+/**
+ * Polymarket's CLOB read API at any instant under /v1/clob/{key}/at/{instant} (docs/TIME-MACHINE.md §2):
+ * a sub-app of its own for Polymarket's error shape and its key in the path, then the routes by kind.
+ */
 export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, books: BookReader): void {
-  const { engine } = deps;
   const clob = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (result.success) return;
@@ -426,98 +426,170 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
     );
   }
 
-  /** The rules and last trade price as of the instant: history first (docs/TIME-MACHINE.md §5), then metadata, then defaults. */
-  const summaryOf = async (c: Context<AppEnv>, token: string, state: BookState, at: number | null, meta: Map<string, MarketMetadata>) => {
-    const trading = await tradingHistoryAt(engine, token, at, c.req.raw.signal);
-    return bookSummary(token, state, tradingRulesAt(trading, meta.get(token)), trading.lastTrade?.value ?? null);
-  };
-  const rulesAt = async (c: Context<AppEnv>, token: string, at: number | null) => {
-    const [trading, meta] = await Promise.all([tradingHistoryAt(engine, token, at, c.req.raw.signal), marketMetadata(engine, [token], c.req.raw.signal)]);
-    return tradingRulesAt(trading, meta.get(token));
-  };
+  const reads = (c: Context<AppEnv>) => new ClobReads(deps.engine, windowOf(c), deps.clock.now, c.req.raw.signal);
+  const readerOf = (c: Context<AppEnv>, instant: number | null) => booksInWindow(c, books, instant);
+  // In this order: the OpenAPI document lists the paths as they were registered.
+  registerBookRoutes(clob, reads, readerOf);
+  registerPricesHistoryRoute(clob, deps);
+  registerBatchRoutes(clob, reads, readerOf);
+  registerMarketRoutes(clob, deps.engine, reads, readerOf);
 
+  // Anything else under the base: Polymarket's 404 shape, not the /v1 envelope.
+  clob.all(`${BASE}/*`, (c) => {
+    throw notFound(`Not found: ${c.req.method} ${c.req.path.replace(/^\/v1\/clob\/[^/]*\/at\/[^/]*/, '')}`);
+  });
+
+  app.route('/', clob);
+}
+
+type Reads = (c: Context<AppEnv>) => ClobReads;
+type ReaderOf = (c: Context<AppEnv>, instant: number | null) => BooksInWindow;
+
+/** Books and what is read off one: `/book` and `POST /books` (summaries), `/price`, `/midpoint`, `/spread`, `/last-trade-price`, `/tick-size`, `/neg-risk`. */
+function registerBookRoutes(clob: OpenAPIHono<AppEnv>, reads: Reads, readerOf: ReaderOf): void {
   clob.openapi(bookRoute, async (c) => {
-    const reader = booksInWindow(c, books, c.req.valid('param').instant);
+    const reader = readerOf(c, c.req.valid('param').instant);
     const { token_id } = c.req.valid('query');
     const state = await reader.get(token_id, NO_BOOK);
-    const meta = await marketMetadata(engine, [token_id], c.req.raw.signal);
-    return c.json(await summaryOf(c, token_id, state, reader.at, meta), 200);
+    const read = reads(c);
+    return c.json(await read.summary(token_id, state, reader.at, await read.metadata([token_id])), 200);
   });
 
   clob.openapi(booksRoute, async (c) => {
-    const reader = booksInWindow(c, books, c.req.valid('param').instant);
     const tokens = c.req.valid('json').map((item) => item.token_id);
-    // A token listed twice is read once.
-    const unique = [...new Set(tokens)];
-    const meta = await marketMetadata(engine, unique, c.req.raw.signal);
-    const summaries = new Map<string, BookSummary>();
-    for (let i = 0; i < unique.length; i += BOOKS_IN_FLIGHT) {
-      await Promise.all(
-        unique.slice(i, i + BOOKS_IN_FLIGHT).map(async (token) => {
-          const state = await reader.find(token);
-          if (state) summaries.set(token, await summaryOf(c, token, state, reader.at, meta));
-        }),
-      );
-    }
-    return c.json(
-      tokens.flatMap((token) => summaries.get(token) ?? []),
-      200,
-    );
+    return c.json(await reads(c).summaries(readerOf(c, c.req.valid('param').instant), tokens), 200);
   });
 
   clob.openapi(priceRoute, async (c) => {
     const { token_id, side } = c.req.valid('query');
-    const { book } = await booksInWindow(c, books, c.req.valid('param').instant).get(token_id, NO_BOOK);
+    const { book } = await readerOf(c, c.req.valid('param').instant).get(token_id, NO_BOOK);
     return c.json({ price: side === 'BUY' ? book.bestBid() : book.bestAsk() }, 200);
   });
 
   clob.openapi(midpointRoute, async (c) => {
-    const { book } = await booksInWindow(c, books, c.req.valid('param').instant).get(c.req.valid('query').token_id, NO_BOOK);
+    const { book } = await readerOf(c, c.req.valid('param').instant).get(c.req.valid('query').token_id, NO_BOOK);
     return c.json({ mid: decimalText(quoteOf(book).midpoint) }, 200);
   });
 
   clob.openapi(spreadRoute, async (c) => {
-    const { book } = await booksInWindow(c, books, c.req.valid('param').instant).get(c.req.valid('query').token_id, NO_BOOK);
+    const { book } = await readerOf(c, c.req.valid('param').instant).get(c.req.valid('query').token_id, NO_BOOK);
     return c.json({ spread: decimalText(quoteOf(book).spread) }, 200);
   });
 
-  /**
-   * The last trade of a token at the reader's instant with its taker side; without a stored trade, the last
-   * exchange book's own last_trade_price (side unknown), else Polymarket's answer for a token without
-   * trades; null when the token has neither a trade nor a book then.
-   */
-  const lastTradeOf = async (c: Context<AppEnv>, reader: ReturnType<typeof booksInWindow>, token: string) => {
-    const trade = await lastTradeAt(engine, token, reader.at, c.req.raw.signal);
-    if (trade) {
-      if (reader.at === null) assertInHistoryWindow(c, trade.timestamp);
-      return { price: decimalText(trade.price), side: trade.side };
-    }
-    if (!(await reader.find(token))) return null;
-    const stated = (await tradingHistoryAt(engine, token, reader.at, c.req.raw.signal)).lastTrade;
-    return { price: stated ? decimalText(stated.value) : '0.5', side: '' as const };
-  };
-
   clob.openapi(lastTradeRoute, async (c) => {
-    const reader = booksInWindow(c, books, c.req.valid('param').instant);
-    const last = await lastTradeOf(c, reader, c.req.valid('query').token_id);
+    const last = await reads(c).lastTrade(readerOf(c, c.req.valid('param').instant), c.req.valid('query').token_id);
     if (!last) throw notFound(NO_BOOK);
     return c.json(last, 200);
   });
 
   clob.openapi(tickSizeRoute, async (c) => {
     const { token_id } = c.req.valid('query');
-    const reader = booksInWindow(c, books, c.req.valid('param').instant);
+    const reader = readerOf(c, c.req.valid('param').instant);
     await reader.get(token_id, NO_MARKET);
-    return c.json({ minimum_tick_size: (await rulesAt(c, token_id, reader.at)).tick_size }, 200);
+    return c.json({ minimum_tick_size: (await reads(c).rules(token_id, reader.at)).tick_size }, 200);
   });
 
   clob.openapi(negRiskRoute, async (c) => {
     const { token_id } = c.req.valid('query');
-    const reader = booksInWindow(c, books, c.req.valid('param').instant);
+    const reader = readerOf(c, c.req.valid('param').instant);
     await reader.get(token_id, NO_MARKET);
-    return c.json({ neg_risk: (await rulesAt(c, token_id, reader.at)).neg_risk }, 200);
+    return c.json({ neg_risk: (await reads(c).rules(token_id, reader.at)).neg_risk }, 200);
+  });
+}
+
+/** Up to 500 tokens at once, those without a book at the instant left out: `POST /prices`, `/midpoints`, `/spreads`, `/last-trades-prices`. */
+function registerBatchRoutes(clob: OpenAPIHono<AppEnv>, reads: Reads, readerOf: ReaderOf): void {
+  clob.openapi(midpointsRoute, async (c) => {
+    const found = await reads(c).books(
+      readerOf(c, c.req.valid('param').instant),
+      c.req.valid('json').map((i) => i.token_id),
+    );
+    return c.json(Object.fromEntries([...found].map(([token, { book }]) => [token, decimalText(quoteOf(book).midpoint)])), 200);
   });
 
+  clob.openapi(spreadsRoute, async (c) => {
+    const found = await reads(c).books(
+      readerOf(c, c.req.valid('param').instant),
+      c.req.valid('json').map((i) => i.token_id),
+    );
+    return c.json(Object.fromEntries([...found].map(([token, { book }]) => [token, decimalText(quoteOf(book).spread)])), 200);
+  });
+
+  clob.openapi(pricesRoute, async (c) => {
+    const items = c.req.valid('json');
+    const found = await reads(c).books(
+      readerOf(c, c.req.valid('param').instant),
+      items.map((i) => i.token_id),
+    );
+    const out: Record<string, Record<string, string>> = {};
+    for (const { token_id, side } of items) {
+      const state = found.get(token_id);
+      if (!state) continue;
+      out[token_id] ??= {};
+      out[token_id][side] = decimalText(side === 'BUY' ? state.book.bestBid() : state.book.bestAsk());
+    }
+    return c.json(out, 200);
+  });
+
+  clob.openapi(lastTradesRoute, async (c) => {
+    const reader = readerOf(c, c.req.valid('param').instant);
+    const read = reads(c);
+    const tokens = [...new Set(c.req.valid('json').map((i) => i.token_id))];
+    const out: { token_id: string; price: string; side: 'BUY' | 'SELL' | '' }[] = [];
+    // One at a time: each is a point read or two, and a batch is at most MAX_BOOKS tokens.
+    for (const token_id of tokens) {
+      const last = await read.lastTrade(reader, token_id);
+      if (last) out.push({ token_id, ...last });
+    }
+    return c.json(out, 200);
+  });
+}
+
+/** A token's market and fees: `/fee-rate`, `/markets-by-token/{token}`, `/clob-markets/{condition}`. */
+function registerMarketRoutes(clob: OpenAPIHono<AppEnv>, engine: Engine, reads: Reads, readerOf: ReaderOf): void {
+  clob.openapi(feeRateRoute, async (c) => {
+    const { token_id } = c.req.valid('query');
+    const reader = readerOf(c, c.req.valid('param').instant);
+    await reader.get(token_id, NO_BOOK);
+    const instrument = await reads(c).instrument(token_id, reader.at);
+    return c.json({ base_fee: instrument.fees.taker_base_fee ?? 0 }, 200);
+  });
+
+  clob.openapi(marketByTokenRoute, async (c) => {
+    const { instant, token_id } = c.req.valid('param');
+    const reader = readerOf(c, instant);
+    await reader.get(token_id, NO_MARKET);
+    return c.json({ condition_id: (await reads(c).instrument(token_id, reader.at)).market }, 200);
+  });
+
+  clob.openapi(clobMarketRoute, async (c) => {
+    const { instant, condition_id } = c.req.valid('param');
+    const reader = readerOf(c, instant);
+    const read = reads(c);
+    const tokens = await tokensOfMarket(engine, condition_id, c.req.raw.signal);
+    const withBooks = await read.books(reader, tokens);
+    if (withBooks.size === 0) throw notFound(NO_MARKET);
+    const instruments = await Promise.all(tokens.map((token) => read.instrument(token, reader.at)));
+    const [first] = instruments;
+    const { rate, exponent, taker_only, maker_base_fee, taker_base_fee } = first.fees;
+    return c.json(
+      {
+        t: instruments.map((i) => ({ t: i.asset_id, o: i.outcome })),
+        mos: first.min_order_size,
+        mts: first.tick_size,
+        nr: first.neg_risk,
+        mbf: maker_base_fee ?? 0,
+        tbf: taker_base_fee ?? 0,
+        ...(rate !== null ? { fd: { r: rate, e: exponent ?? 1, to: taker_only ?? true } } : {}),
+        protocol_version: first.protocol_version,
+      },
+      200,
+    );
+  });
+}
+
+/** `/prices-history`: `startTs`/`endTs` or an `interval` ending at the instant, in `fidelity` minutes. */
+function registerPricesHistoryRoute(clob: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   clob.openapi(pricesHistoryRoute, async (c) => {
     const { instant } = c.req.valid('param');
     if (instant !== null) checkHistoryWindow(c, { explicitStart: instant });
@@ -538,120 +610,14 @@ export function registerClobRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps, 
     }
     if (start > end) return c.json({ history: [] }, 200);
     const fidelity = q.fidelity ?? 1;
-    const points = await pricesHistory(engine, { assetId: q.market, start, end, fidelity: fidelity * 60, limit: MAX_HISTORY_POINTS + 1 }, c.req.raw.signal);
+    const points = await pricesHistory(
+      deps.engine,
+      { assetId: q.market, start, end, fidelity: fidelity * 60, limit: MAX_HISTORY_POINTS + 1 },
+      c.req.raw.signal,
+    );
     if (points.length > MAX_HISTORY_POINTS) {
       throw new ApiError('invalid_parameter', `More than ${MAX_HISTORY_POINTS} points: use a larger fidelity or a shorter range.`, { param: 'fidelity' });
     }
     return c.json({ history: points }, 200);
   });
-
-  /**
-   * The books of a batch's tokens (each read once, BOOKS_IN_FLIGHT at a time) that have one at the
-   * instant, in request order: an answer keyed by token lists them as they were asked for.
-   */
-  const batchBooks = async (reader: ReturnType<typeof booksInWindow>, tokens: readonly string[]) => {
-    const unique = [...new Set(tokens)];
-    const states: (BookState | null)[] = [];
-    for (let i = 0; i < unique.length; i += BOOKS_IN_FLIGHT)
-      states.push(...(await Promise.all(unique.slice(i, i + BOOKS_IN_FLIGHT).map((t) => reader.find(t)))));
-    const found = new Map<string, BookState>();
-    unique.forEach((token, i) => {
-      const state = states[i];
-      if (state) found.set(token, state);
-    });
-    return found;
-  };
-  /** The instrument of a token at the reader's instant (now for `latest`): one whose book exists is always known. */
-  const instrumentOf = (c: Context<AppEnv>, token: string, at: number | null): Promise<Instrument> =>
-    readInstrument(engine, token, at ?? deps.clock.now(), c.req.raw.signal);
-
-  clob.openapi(midpointsRoute, async (c) => {
-    const found = await batchBooks(
-      booksInWindow(c, books, c.req.valid('param').instant),
-      c.req.valid('json').map((i) => i.token_id),
-    );
-    return c.json(Object.fromEntries([...found].map(([token, { book }]) => [token, decimalText(quoteOf(book).midpoint)])), 200);
-  });
-
-  clob.openapi(spreadsRoute, async (c) => {
-    const found = await batchBooks(
-      booksInWindow(c, books, c.req.valid('param').instant),
-      c.req.valid('json').map((i) => i.token_id),
-    );
-    return c.json(Object.fromEntries([...found].map(([token, { book }]) => [token, decimalText(quoteOf(book).spread)])), 200);
-  });
-
-  clob.openapi(pricesRoute, async (c) => {
-    const items = c.req.valid('json');
-    const found = await batchBooks(
-      booksInWindow(c, books, c.req.valid('param').instant),
-      items.map((i) => i.token_id),
-    );
-    const out: Record<string, Record<string, string>> = {};
-    for (const { token_id, side } of items) {
-      const state = found.get(token_id);
-      if (!state) continue;
-      out[token_id] ??= {};
-      out[token_id][side] = decimalText(side === 'BUY' ? state.book.bestBid() : state.book.bestAsk());
-    }
-    return c.json(out, 200);
-  });
-
-  clob.openapi(lastTradesRoute, async (c) => {
-    const reader = booksInWindow(c, books, c.req.valid('param').instant);
-    const tokens = [...new Set(c.req.valid('json').map((i) => i.token_id))];
-    const out: { token_id: string; price: string; side: 'BUY' | 'SELL' | '' }[] = [];
-    // One at a time: each is a point read or two, and a batch is at most MAX_BOOKS tokens.
-    for (const token_id of tokens) {
-      const last = await lastTradeOf(c, reader, token_id);
-      if (last) out.push({ token_id, ...last });
-    }
-    return c.json(out, 200);
-  });
-
-  clob.openapi(feeRateRoute, async (c) => {
-    const { token_id } = c.req.valid('query');
-    const reader = booksInWindow(c, books, c.req.valid('param').instant);
-    await reader.get(token_id, NO_BOOK);
-    const instrument = await instrumentOf(c, token_id, reader.at);
-    return c.json({ base_fee: instrument.fees.taker_base_fee ?? 0 }, 200);
-  });
-
-  clob.openapi(marketByTokenRoute, async (c) => {
-    const { instant, token_id } = c.req.valid('param');
-    const reader = booksInWindow(c, books, instant);
-    await reader.get(token_id, NO_MARKET);
-    return c.json({ condition_id: (await instrumentOf(c, token_id, reader.at)).market }, 200);
-  });
-
-  clob.openapi(clobMarketRoute, async (c) => {
-    const { instant, condition_id } = c.req.valid('param');
-    const reader = booksInWindow(c, books, instant);
-    const tokens = await tokensOfMarket(engine, condition_id, c.req.raw.signal);
-    const withBooks = await batchBooks(reader, tokens);
-    if (withBooks.size === 0) throw notFound(NO_MARKET);
-    const instruments = await Promise.all(tokens.map((token) => instrumentOf(c, token, reader.at)));
-    const [first] = instruments;
-    const { rate, exponent, taker_only, maker_base_fee, taker_base_fee } = first.fees;
-    return c.json(
-      {
-        t: instruments.map((i) => ({ t: i.asset_id, o: i.outcome })),
-        mos: first.min_order_size,
-        mts: first.tick_size,
-        nr: first.neg_risk,
-        mbf: maker_base_fee ?? 0,
-        tbf: taker_base_fee ?? 0,
-        ...(rate !== null ? { fd: { r: rate, e: exponent ?? 1, to: taker_only ?? true } } : {}),
-        protocol_version: first.protocol_version,
-      },
-      200,
-    );
-  });
-
-  // Anything else under the base: Polymarket's 404 shape, not the /v1 envelope.
-  clob.all(`${BASE}/*`, (c) => {
-    throw notFound(`Not found: ${c.req.method} ${c.req.path.replace(/^\/v1\/clob\/[^/]*\/at\/[^/]*/, '')}`);
-  });
-
-  app.route('/', clob);
 }
