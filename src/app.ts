@@ -61,7 +61,18 @@ export function createApp(deps: AppDeps) {
       }
     },
   });
+  useMiddleware(app, deps);
+  const { replay, books } = registerRoutes(app, deps);
+  registerDocument(app, deps);
+  app.notFound(renderNotFound);
+  app.onError(renderError);
+  // main.ts gives the replay the HTTP server's upgrade requests (`app.replay.listen(server)`) and stops
+  // `app.books` (a cache fill in the background) before it closes the engine.
+  return Object.assign(app, { replay, books });
+}
 
+/** Request ids, the access log, body limits, and on each path its key, heavy-request slot and daily count, in that order. */
+function useMiddleware(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   app.use('*', requestId(), accessLog(), bearerChallenge());
   const limitBody = bodyLimit({
     maxSize: 16 * 1024,
@@ -83,7 +94,10 @@ export function createApp(deps: AppDeps) {
   for (const path of ACCOUNT_PATHS) app.use(path, auth);
   // MCP counts each tool call, not each HTTP request (routes/mcp.ts); a message is small.
   app.use(MCP_PATH, limitBody, auth);
+}
 
+/** One register call per resource, in the order /v1/openapi.json lists them; the replay server and the book reader they share. */
+function registerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   registerHealthRoutes(app, deps);
   registerAccountsRoutes(app, deps);
   registerBillingRoutes(app, deps);
@@ -103,7 +117,11 @@ export function createApp(deps: AppDeps) {
   registerTardisDatasetsRoute(app, deps);
   registerTardisDataFeedsRoute(app, deps);
   registerDashboard(app);
+  return { replay, books };
+}
 
+/** /v1/openapi.json: the routes' schemas, the bearer scheme and the data semantics. */
+function registerDocument(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', description: 'API key from POST /v1/register' });
   app.doc31('/v1/openapi.json', {
     openapi: '3.1.0',
@@ -115,10 +133,4 @@ export function createApp(deps: AppDeps) {
     },
     servers: [{ url: deps.config.publicUrl }],
   });
-
-  app.notFound(renderNotFound);
-  app.onError(renderError);
-  // main.ts gives the replay the HTTP server's upgrade requests (`app.replay.listen(server)`) and stops
-  // `app.books` (a cache fill in the background) before it closes the engine.
-  return Object.assign(app, { replay, books });
 }

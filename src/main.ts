@@ -26,6 +26,26 @@ async function main() {
   monitorProcess();
   const config = loadConfig();
   setLogLevel(config.LOG_LEVEL);
+  const { engine, accounts, payments } = await openStores(config);
+
+  // Partial data until the first-start demo load has finished or found the store already filled.
+  let loading = config.DEMO_DATA;
+  const deps = { config, engine, accounts, clock: systemClock, payments, loading: () => loading };
+  const app = createApp(deps);
+  const http = await listen(config, app);
+  // Serve at once; a first start fills the empty store meanwhile (a few seconds of partial data).
+  loadDemoDataIfEmpty(deps)
+    .catch((err) => log.error('demo data failed to load', { error: errorText(err) }))
+    .finally(() => {
+      loading = false;
+    });
+  // The embedded engine allows one process per DATA_DIR, so the recorder can share this one's.
+  const recorder = config.RECORDER ? await startRecorder(engine, loadRecorderOptions(process.env)) : null;
+  drainOnSignals(config, { http, app, recorder, engine, accounts });
+}
+
+/** The engine (migrated), the account store and the payment provider, each logged as it opens. */
+async function openStores(config: Config) {
   const engine = createEngine(config);
   opened.push(engine);
   log.info('clickhouse backend', { backend: engine.backend, location: engine.location });
@@ -40,11 +60,11 @@ async function main() {
   if (payments?.name === 'sandbox')
     log.warn('billing runs in sandbox mode: invoices are paid with a local Pay button, no money moves (set NOWPAYMENTS_API_KEY for real payments)');
   if (!payments) log.warn('payments are off: subscribe answers 503 payments_unavailable (set NOWPAYMENTS_API_KEY, or PAYMENTS=sandbox to try billing)');
+  return { engine, accounts, payments };
+}
 
-  // Partial data until the first-start demo load has finished or found the store already filled.
-  let loading = config.DEMO_DATA;
-  const deps = { config, engine, accounts, clock: systemClock, payments, loading: () => loading };
-  const app = createApp(deps);
+/** The HTTP server, listening (a port in use or not allowed is a ListenError), with its banner printed. */
+async function listen(config: Config, app: ReturnType<typeof createApp>) {
   // WebSocket handshakes (the replay) reach 'upgrade', not the request handler: the replay takes them.
   const server = createHttpServer(app.fetch, app.replay);
   server.listen(config.PORT, config.HOST);
@@ -56,21 +76,29 @@ async function main() {
   const url = `http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${(server.address() as AddressInfo).port}`;
   log.info('listening', { url, openapi: `${url}/v1/openapi.json` });
   process.stdout.write(`\n  tickhouse is serving on ${url}  (dashboard: ${url}/, API contract: ${url}/v1/openapi.json)\n\n`);
-  // Serve at once; a first start fills the empty store meanwhile (a few seconds of partial data).
-  loadDemoDataIfEmpty(deps)
-    .catch((err) => log.error('demo data failed to load', { error: errorText(err) }))
-    .finally(() => {
-      loading = false;
-    });
-  // The embedded engine allows one process per DATA_DIR, so the recorder can share this one's.
-  const recorder = config.RECORDER ? await startRecorder(engine, loadRecorderOptions(process.env)) : null;
+  return http;
+}
 
+/**
+ * SIGTERM or SIGINT: stop accepting, let in-flight requests finish up to the grace period (then cut
+ * them), flush the recorder meanwhile, stop the book cache's fill, close the engine and the store, exit 0.
+ */
+function drainOnSignals(
+  config: Config,
+  running: {
+    http: ReturnType<typeof gracefulServer>;
+    app: ReturnType<typeof createApp>;
+    recorder: Awaited<ReturnType<typeof startRecorder>> | null;
+    engine: { close(): Promise<void> };
+    accounts: { close(): Promise<void> };
+  },
+): void {
+  const { http, app, recorder, engine, accounts } = running;
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info('shutting down', { signal, grace_seconds: config.SHUTDOWN_GRACE_SECONDS });
-    // Stop accepting, let in-flight requests finish up to the grace period, then close engines.
     const force = setTimeout(() => {
       log.warn('grace period over; closing remaining connections');
       http.cut();
