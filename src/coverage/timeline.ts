@@ -74,71 +74,99 @@ export function timeline(
 ): { segments: Segment[]; reconnects: Reconnect[] } {
   if (to <= from) return { segments: [], reconnects: [] };
   if (!hasRecords) return { segments: [{ from, to, state: 'unknown' }], reconnects: [] };
-  const firstStart = runs.find((r) => r.kind !== 'stop')?.t ?? Infinity;
-  const active = new Map<string, RunState>();
-  const reconnects: Reconnect[] = [];
-  const segments: Segment[] = [];
-  const runOf = (run: string) => {
-    let s = active.get(run);
-    if (!s) active.set(run, (s = { subscribed: false, live: new Set(), lost: false, awaitingBook: new Map(), missing: false }));
-    return s;
-  };
-  const state = (t: number): CoverageState => {
-    const all = [...active.values()];
+  const active = new ActiveRuns(runs.find((r) => r.kind !== 'stop')?.t ?? Infinity);
+  const out = new Segments(from, to);
+  for (const e of mergeByTime(runs, records)) {
+    // The state up to a record is the state before it.
+    out.advance(e.t, active);
+    active.apply(e);
+  }
+  out.advance(to, active);
+  return { segments: out.list, reconnects: active.reconnects };
+}
+
+/** Segments of [from, to), each as long as the state stays the same. */
+class Segments {
+  readonly list: Segment[] = [];
+  private cursor: number;
+  constructor(
+    from: number,
+    private readonly to: number,
+  ) {
+    this.cursor = from;
+  }
+
+  /** Extends the timeline to `t` (at most `to`) in the state the runs are in now. */
+  advance(t: number, runs: ActiveRuns): void {
+    const until = Math.min(t, this.to);
+    if (until <= this.cursor) return;
+    const state = runs.state(this.cursor);
+    const last = this.list.at(-1);
+    if (last && last.state === state) last.to = until;
+    else this.list.push({ from: this.cursor, to: until, state });
+    this.cursor = until;
+  }
+}
+
+/** The runs active at the current record, what each has of the asset, and the reconnects seen so far. */
+class ActiveRuns {
+  readonly reconnects: Reconnect[] = [];
+  private readonly active = new Map<string, RunState>();
+  /** The first run's start: before it, nothing could have been captured (`unknown`). */
+  constructor(private readonly firstStart: number) {}
+
+  state(t: number): CoverageState {
+    const all = [...this.active.values()];
     if (all.some((r) => r.live.size > 0)) return 'captured';
     if (all.some((r) => r.subscribed)) return 'disconnected';
     if (all.some((r) => r.missing)) return 'source_missing';
     if (all.length > 0) return 'not_subscribed';
-    return t < firstStart ? 'unknown' : 'not_recording';
-  };
+    return t < this.firstStart ? 'unknown' : 'not_recording';
+  }
 
-  let cursor = from;
-  const advance = (t: number) => {
-    const until = Math.min(t, to);
-    if (until > cursor) {
-      const s = state(cursor);
-      const last = segments.at(-1);
-      if (last && last.state === s) last.to = until;
-      else segments.push({ from: cursor, to: until, state: s });
-      cursor = until;
-    }
-  };
-
-  for (const e of mergeByTime(runs, records)) {
-    advance(e.t);
+  apply(e: RunRecord | AssetRecord): void {
     if (e.kind === 'start' || e.kind === 'source_missing') {
-      for (const run of active.keys()) if (run !== e.run) active.delete(run);
-      runOf(e.run).missing = e.kind === 'source_missing';
+      // Runs are sequential: a run that never stopped ended when the next one started.
+      for (const run of this.active.keys()) if (run !== e.run) this.active.delete(run);
+      this.run(e.run).missing = e.kind === 'source_missing';
     } else if (e.kind === 'stop') {
-      active.delete(e.run);
+      this.active.delete(e.run);
     } else {
-      const run = runOf(e.run);
-      const socket = (e as AssetRecord).socket;
-      if (e.kind === 'subscribe') run.subscribed = true;
-      else if (e.kind === 'open') {
-        if (run.lost && run.live.size === 0) {
-          const reconnect = { t: e.t, resynced: false };
-          reconnects.push(reconnect);
-          run.awaitingBook.set(socket, reconnect);
-        }
-        run.subscribed = true;
-        run.live.add(socket);
-      } else if (e.kind === 'close') {
-        if (run.live.delete(socket)) run.lost = true;
-        run.awaitingBook.delete(socket);
-      } else if (e.kind === 'unsubscribe') {
-        run.live.delete(socket);
-        run.awaitingBook.delete(socket);
-        run.subscribed = run.live.size > 0;
-      } else {
-        const reconnect = run.awaitingBook.get(socket);
-        if (reconnect) reconnect.resynced = true;
-        run.awaitingBook.delete(socket);
-      }
+      this.socketRecord(this.run(e.run), e as AssetRecord);
     }
   }
-  advance(to);
-  return { segments, reconnects };
+
+  /** A record of one of the asset's sockets in a run: subscribe, open, close, unsubscribe or resync. */
+  private socketRecord(run: RunState, e: AssetRecord): void {
+    const { socket } = e;
+    if (e.kind === 'subscribe') run.subscribed = true;
+    else if (e.kind === 'open') {
+      if (run.lost && run.live.size === 0) {
+        const reconnect = { t: e.t, resynced: false };
+        this.reconnects.push(reconnect);
+        run.awaitingBook.set(socket, reconnect);
+      }
+      run.subscribed = true;
+      run.live.add(socket);
+    } else if (e.kind === 'close') {
+      if (run.live.delete(socket)) run.lost = true;
+      run.awaitingBook.delete(socket);
+    } else if (e.kind === 'unsubscribe') {
+      run.live.delete(socket);
+      run.awaitingBook.delete(socket);
+      run.subscribed = run.live.size > 0;
+    } else {
+      const reconnect = run.awaitingBook.get(socket);
+      if (reconnect) reconnect.resynced = true;
+      run.awaitingBook.delete(socket);
+    }
+  }
+
+  private run(id: string): RunState {
+    let s = this.active.get(id);
+    if (!s) this.active.set(id, (s = { subscribed: false, live: new Set(), lost: false, awaitingBook: new Map(), missing: false }));
+    return s;
+  }
 }
 
 function* mergeByTime(runs: readonly RunRecord[], records: readonly AssetRecord[]): Generator<RunRecord | AssetRecord> {
