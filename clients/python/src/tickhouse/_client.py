@@ -772,10 +772,24 @@ class Client:
     def to_nautilus(
         self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike, catalog_path: str | Path, *, progress: bool | None = None
     ) -> CatalogResult:
-        """Deprecated (removed in 0.3): ``market_channel(asset_id, start, end).to_nautilus(catalog_path)`` per token.
+        """Deprecated (goes in 0.3): ``market_channel(asset_id, start, end).to_nautilus(catalog_path)`` per token.
 
         Writes each token's ``BinaryOption``, order book deltas and trades to the NautilusTrader catalog
         at ``catalog_path`` (needs ``tickhouse[nautilus]``), one token's channel at a time.
+
+        Parameters
+        ----------
+        asset_ids : str, int or a sequence of them
+        start, end : time
+            Inclusive.
+        catalog_path : str or Path
+            The catalog's folder (a token it already holds is refused).
+        progress : bool, optional
+            A progress line on stderr (default: when stderr is a terminal).
+
+        Returns
+        -------
+        tickhouse.nautilus.CatalogResult
         """
         from . import nautilus
 
@@ -783,7 +797,18 @@ class Client:
         return nautilus.to_catalog(self._channels(asset_ids, start, end, progress), catalog_path, progress=progress)
 
     def nautilus_data(self, asset_ids: AssetId | Sequence[AssetId], start: TimeLike, end: TimeLike) -> NautilusData:
-        """Deprecated (removed in 0.3): ``market_channel(asset_id, start, end).to_nautilus()`` per token."""
+        """Deprecated (goes in 0.3): ``market_channel(asset_id, start, end).to_nautilus()`` per token.
+
+        Parameters
+        ----------
+        asset_ids : str, int or a sequence of them
+        start, end : time
+            Inclusive.
+
+        Returns
+        -------
+        tickhouse.nautilus.NautilusData
+        """
         from . import nautilus
 
         _deprecated("nautilus_data", "market_channel(asset_id, start, end).to_nautilus()")
@@ -792,7 +817,22 @@ class Client:
     def to_hftbacktest(
         self, asset_id: AssetId, start: TimeLike, end: TimeLike, path: str | Path, *, local: Literal["receive", "exchange"] = "receive"
     ) -> HftResult:
-        """Deprecated (removed in 0.3): ``market_channel(asset_id, start, end).to_hftbacktest(path, local=local)``."""
+        """Deprecated (goes in 0.3): ``market_channel(asset_id, start, end).to_hftbacktest(path, local=local)``.
+
+        Parameters
+        ----------
+        asset_id : str or int
+        start, end : time
+            Inclusive.
+        path : str or Path
+            The ``.npz`` file.
+        local : {"receive", "exchange"}, default "receive"
+            What ``local_ts`` holds.
+
+        Returns
+        -------
+        tickhouse.hftbacktest.HftResult
+        """
         _deprecated("to_hftbacktest", "market_channel(asset_id, start, end).to_hftbacktest(path)")
         with self.market_channel(asset_id, start, end, progress=False) as channel:
             return channel.to_hftbacktest(path, local=local)
