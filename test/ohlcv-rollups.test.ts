@@ -135,10 +135,27 @@ afterAll(async () => {
 
 describe('candle rollups', () => {
   it('hold every bucket in several parts: the read merges rows that are still apart', async () => {
-    const [r] = await te.engine.rows<{ rows: number; buckets: number }>(
-      `SELECT count() AS rows, uniqExact(asset_id, bucket) AS buckets FROM ohlcv_1h`,
-    );
+    const [r] = await te.engine.rows<{ rows: number; buckets: number }>(`SELECT count() AS rows, uniqExact(asset_id, bucket) AS buckets FROM ohlcv_1h`);
     expect(r.rows).toBeGreaterThan(r.buckets * 2);
+  });
+
+  it('count a retried insert once: the ingest writer’s deduplicated batch is dropped by every rollup, hours and days included', async () => {
+    const asset_id = '880009';
+    const batch = ticks.filter((k) => k.asset_id === ASSETS[0]).map((k) => ({ ...k, asset_id }));
+    const body = batch.map(tickLine).join('\n');
+    // The settings src/ingest/writer.ts inserts ticks with.
+    const settings = { insert_deduplication_token: 'retry-test-1', deduplicate_blocks_in_dependent_materialized_views: 1, parallel_view_processing: 1 };
+    const volumes = async () =>
+      te.engine.rows<{ m: number; h: number; d: number }>(
+        `SELECT (SELECT sum(volume) FROM ohlcv_1m WHERE asset_id = {a:String}) AS m, (SELECT sum(volume) FROM ohlcv_1h WHERE asset_id = {a:String}) AS h,
+          (SELECT sum(volume) FROM ohlcv_1d WHERE asset_id = {a:String}) AS d`,
+        { params: { a: asset_id } },
+      );
+    const changes = batch.filter((k) => k.event === 'price_change').length;
+    await te.engine.insertJsonEachRow('ticks', body, settings);
+    expect(await volumes()).toEqual([{ m: changes, h: changes, d: changes }]);
+    await te.engine.insertJsonEachRow('ticks', body, settings);
+    expect(await volumes()).toEqual([{ m: changes, h: changes, d: changes }]);
   });
 
   it(`answer ${POINTS} random queries exactly as the candles computed from raw ticks`, async () => {

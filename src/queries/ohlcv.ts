@@ -8,7 +8,7 @@ export type Resolution = (typeof RESOLUTIONS)[number];
  * (clickhouse/060_ohlcv_rollups.sql), 5m and 15m the minutes, 4h the hours. The interval is the only
  * SQL text chosen by a user value (an enum).
  */
-const INTERVALS: Record<Resolution, { sql: string; ms: number; table: string }> = {
+const INTERVALS: Record<Resolution, { sql: string; ms: number; table: 'ohlcv_1m' | 'ohlcv_1h' | 'ohlcv_1d' }> = {
   '1m': { sql: 'INTERVAL 1 MINUTE', ms: 60_000, table: 'ohlcv_1m' },
   '5m': { sql: 'INTERVAL 5 MINUTE', ms: 300_000, table: 'ohlcv_1m' },
   '15m': { sql: 'INTERVAL 15 MINUTE', ms: 900_000, table: 'ohlcv_1m' },
@@ -16,6 +16,9 @@ const INTERVALS: Record<Resolution, { sql: string; ms: number; table: string }> 
   '4h': { sql: 'INTERVAL 4 HOUR', ms: 14_400_000, table: 'ohlcv_1h' },
   '1d': { sql: 'INTERVAL 1 DAY', ms: 86_400_000, table: 'ohlcv_1d' },
 };
+
+/** The resolutions whose rollup is their own: their buckets are the table's, grouped as stored. */
+const NATIVE: ReadonlySet<Resolution> = new Set(['1m', '1h', '1d']);
 
 /**
  * One window is one key range of one asset in one or two partitions, a few thousand rows at most:
@@ -54,18 +57,20 @@ export function floorToResolution(ms: number, resolution: Resolution): number {
  * close as the (t, seq, price) of the bucket's first and last price change), one per bucket once the
  * table's background merges have run: the GROUP BY merges what is still apart (the open bucket, rows
  * of a recent insert) and, at 5m, 15m and 4h, the rows of one bucket; min/max of (t, seq, price) are
- * the first and last by time, then arrival order. toStartOfInterval counts from the Unix epoch in UTC,
- * so buckets are multiples of the resolution; every window below starts and ends on a bucket boundary,
- * so every bucket it reads it reads whole.
+ * the first and last by time, then arrival order. At 1m, 1h and 1d the rows are grouped by their own
+ * bucket, the table's sort key (~1 ms less than computing it again). toStartOfInterval counts from the
+ * Unix epoch in UTC, so buckets are multiples of the resolution; every window below starts and ends on
+ * a bucket boundary, so every bucket it reads it reads whole.
  *
  * The buckets of [lo, hi) (ms), `take` 'first' in ascending, 'last' in descending order, at most
  * `limit`. One key range: the primary key and the partitions' min-max indexes skip everything else.
  */
 export function candlesSql(resolution: Resolution, take: 'first' | 'last'): string {
   const { sql: interval, table } = INTERVALS[resolution];
+  const b = NATIVE.has(resolution) ? 'bucket' : `toStartOfInterval(bucket, ${interval}, 'UTC')`;
   return `SELECT toUnixTimestamp(b) * 1000 AS timestamp, o.price AS open, h AS high, l AS low, c.price AS close, v AS volume
 FROM (
-  SELECT toStartOfInterval(bucket, ${interval}, 'UTC') AS b,
+  SELECT ${b} AS b,
     min(open) AS o, max(high) AS h, min(low) AS l, max(close) AS c, sum(volume) AS v
   FROM ${table}
   WHERE asset_id = {asset_id:String}
