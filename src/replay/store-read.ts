@@ -78,6 +78,27 @@ SETTINGS use_query_condition_cache = 0`;
 const MARKETS_SQL = `
 SELECT asset_id, any(market) FROM asset_stats WHERE asset_id IN {ids:Array(String)} GROUP BY asset_id`;
 
+/**
+ * Markets already read, per engine: an outcome token belongs to one market for good, so once known it
+ * is not asked again (a Tardis replay reads a day as 1,440 one-minute slices of the same assets, and
+ * that query was a third of each slice's round trips). Unknown markets ('') are asked again each time.
+ * Bounded: emptied when it holds MARKETS_KEPT.
+ */
+const knownMarkets = new WeakMap<Engine, Map<string, string>>();
+const MARKETS_KEPT = 200_000;
+
+async function marketsOf(engine: Engine, assets: string[], signal: AbortSignal): Promise<string[]> {
+  let known = knownMarkets.get(engine);
+  if (!known) knownMarkets.set(engine, (known = new Map()));
+  const missing = assets.filter((a) => !known.has(a));
+  if (missing.length) {
+    const read = await engine.compactRows<[string, string]>(MARKETS_SQL, { params: { ids: missing }, signal });
+    if (known.size + read.length > MARKETS_KEPT) known.clear();
+    for (const [asset, market] of read) if (market !== '') known.set(asset, market);
+  }
+  return assets.map((a) => known.get(a) ?? '');
+}
+
 interface Page {
   rows: ReplayPage;
   lo: number;
@@ -135,11 +156,10 @@ export async function* replayPages(
   signal.addEventListener('abort', stop, { once: true });
   let next: Promise<Page> | null = null;
   try {
-    const known = new Map(await engine.compactRows<[string, string]>(MARKETS_SQL, { params: { ids: q.assets }, signal: abort.signal }));
     const read: Read = {
       engine,
       assets: q.assets,
-      markets: q.assets.map((a) => known.get(a) ?? ''),
+      markets: await marketsOf(engine, q.assets, abort.signal),
       marketEvents: q.custom ? CUSTOM_MARKET_EVENTS : MARKET_EVENTS,
       signal: abort.signal,
     };
