@@ -80,9 +80,10 @@ SELECT asset_id, any(market) FROM asset_stats WHERE asset_id IN {ids:Array(Strin
 
 /**
  * Markets already read, per engine: an outcome token belongs to one market for good, so once known it
- * is not asked again (a Tardis replay reads a day as 1,440 one-minute slices of the same assets, and
- * that query was a third of each slice's round trips). Unknown markets ('') are asked again each time.
- * Bounded: emptied when it holds MARKETS_KEPT.
+ * is not asked again (a Tardis replay asks for each slice of the same assets separately, and this
+ * query was one of each slice's three round trips). Unknown markets ('') are asked again each time.
+ * The value only spares the page the market column (ASSET): a row whose market differs still names
+ * its own, so no answer depends on this cache. Bounded: emptied when it holds MARKETS_KEPT.
  */
 const knownMarkets = new WeakMap<Engine, Map<string, string>>();
 const MARKETS_KEPT = 200_000;

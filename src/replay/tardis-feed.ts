@@ -24,8 +24,8 @@ export interface FeedSlice {
 }
 
 export async function* feedChunks(engine: Engine, slice: FeedSlice, signal: AbortSignal): AsyncGenerator<Buffer> {
-  // Read beside the messages, not before them: a slice is a minute of a few hundred messages, where
-  // each engine round trip one after another is most of its time (tardis_dev.replay asks for 1,440 a day).
+  // Read beside the messages, not before them: engine round trips taken one after another add up in
+  // every slice's time, and tardis_dev.replay waits for whole slices.
   const losses = disconnectTimes(engine, { assets: slice.assets, lo: slice.lo, hi: slice.hi }, signal);
   // Settled below, before the first batch or after the read failed: never an unhandled rejection.
   losses.catch(() => {});
