@@ -10,6 +10,9 @@ const MAX_THOUSANDTHS = 2 ** 40 * 1000;
 /** '.5' for 500, '.05' for 50, '' for 0: the decimals of a thousandth, trailing zeros dropped. */
 const FRACTION = Array.from({ length: 1000 }, (_, f) => (f === 0 ? '' : `.${String(f).padStart(3, '0').replace(/0+$/, '')}`));
 
+/** The text of every thousandth from 0 to 1, by its k: the numbers a market's prices are. */
+const UNIT = Array.from({ length: 1001 }, (_, k) => (k === 1000 ? '1' : `0${FRACTION[k]}`));
+
 /** n's integer thousandths when n is exactly one (k / 1000) within ±2^40, NaN otherwise: the one test both writers use. */
 function thousandths(n: number): number {
   const k = Math.round(n * 1000);
@@ -19,6 +22,8 @@ function thousandths(n: number): number {
 export function numberText(n: number): string {
   const k = thousandths(n);
   if (Number.isNaN(k)) return String(n);
+  // Prices and best bids/asks (0 to 1): their text made once (-0 too: k is then -0, and UNIT[-0] is UNIT[0]).
+  if (k >= 0 && k <= 1000) return UNIT[k];
   const abs = Math.abs(k);
   const int = Math.floor(abs / 1000);
   const text = String(int) + FRACTION[abs - int * 1000];

@@ -94,7 +94,7 @@ describe('the first-start demo load killed with -9', () => {
         await load?.(engine);
         return await engine.rows(
           `SELECT (SELECT count() FROM ticks) AS ticks, (SELECT count() FROM book_snapshots) AS snapshots,
-                  (SELECT count() FROM markets FINAL) AS markets, (SELECT count() FROM candles_1m FINAL) AS candles,
+                  (SELECT count() FROM markets FINAL) AS markets, (SELECT count() FROM ohlcv_1m FINAL) AS candles,
                   (SELECT sum(cityHash64(asset_id, t, seq, price, size)) FROM ticks) AS ticks_hash`,
         );
       } finally {

@@ -61,6 +61,12 @@ export async function benchBookExport(ctx: BenchContext): Promise<BenchRow[]> {
       ratio: `${(ceiling / rawRowsPerS).toFixed(2)} (the most an export folding these events reaches, against the same raw ticks CSV)`,
     },
     {
+      workload: 'book export depth 10 CSV vs its read ceiling (the two rows above)',
+      service: `${fmt(rowsPerS)} rows/s`,
+      engine: `≤ ${fmt(ceiling)} rows/s`,
+      ratio: `${(rowsPerS / ceiling).toFixed(2)} of the ceiling (issue 39 target ≥ 0.7)`,
+    },
+    {
       workload: `book export depth 10 CSV every ${fmt(interval)} ms: ${fmt(grid.lines - 1)} rows, service RSS growth`,
       service: `+${fmt((grid.rssGrowth ?? 0) / MB)} MB; ${fmt((grid.lines - 1) / (grid.totalMs / 1000))} rows/s; TTFB ${fmt(grid.ttfbMs, 1)} ms`,
       engine: '',

@@ -7,8 +7,8 @@ import { runMigrations } from '../../src/clickhouse/migrations.js';
 
 /**
  * The benchmark dataset, generated inside the engine with INSERT … SELECT (seconds, not minutes),
- * built once and cached under `.bench-data/`. The materialized views fill candles_1m, asset_stats
- * and activity_1m exactly as live ingest would.
+ * built once and cached under `.bench-data/`. The materialized views fill the candle rollups
+ * (ohlcv_1m, ohlcv_1h, ohlcv_1d), asset_stats and activity_1m exactly as live ingest would.
  *
  * Shape: 8 assets (4 markets × YES/NO), 21 M ticks; the largest asset has 6 M ticks over 1,100 days
  * (so 1,000 daily candles exist), the others 2.14 M each over the last 60 days. Timestamps come in

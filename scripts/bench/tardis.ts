@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { createServer, type IncomingHttpHeaders, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { createGzip } from 'node:zlib';
 import { DATASET_END } from './dataset.js';
@@ -11,6 +13,8 @@ import type { BenchContext, BenchRow } from './types.js';
  *   process. Targets: ≥ 0.5× the engine, service RSS growth ≤ 150 MB.
  * - every asset's day through the real Python `tardis_dev.replay` (clients/python/bench/bench_tardis.py)
  *   against the raw engine reading the same ticks as JSON lines. Target: ≥ 200,000 messages/s.
+ *   And the client's own ceiling (issue 39): the same replay of the same bytes served as static
+ *   files, recorded from the service once and answered from memory (target: the service ≥ 0.5× it).
  *   Needs python3 with `pip install tardis-dev` (BENCH_PYTHON names another interpreter).
  */
 const DAY = 86_400_000;
@@ -94,17 +98,17 @@ export async function benchTardisReplay(ctx: BenchContext): Promise<BenchRow[]> 
     }
     return { lines, ms: performance.now() - started };
   });
-  const script = fileURLToPath(new URL('../../clients/python/bench/bench_tardis.py', import.meta.url));
   const day = new Date(lo).toISOString().slice(0, 10);
-  const args = [script, '--url', ctx.service.url, '--key', ctx.service.apiKey, '--assets', ids.join(','), '--day', day];
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.env.BENCH_PYTHON ?? 'python3', args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    let text = '';
-    child.stdout.on('data', (chunk: Buffer) => (text += chunk));
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`bench_tardis.py exited with ${code} (pip install tardis-dev?)`))));
-  });
-  const r = JSON.parse(out.trim().split('\n').at(-1)!) as { messages: number; seconds: number; messages_per_s: number };
+  const r = await tardisReplay(ctx.service.url, ctx.service.apiKey, ids, day);
+  // The ceiling: the same client reading the same responses as static bytes. One replay through a
+  // recording proxy keeps every response (status, headers, body as sent); the next is answered from
+  // those alone, without the service.
+  const files = await staticCopy(ctx.service.url);
+  await tardisReplay(files.url, ctx.service.apiKey, ids, day);
+  files.serveRecorded();
+  const ceiling = await tardisReplay(files.url, ctx.service.apiKey, ids, day);
+  await files.close();
+  if (ceiling.messages !== r.messages) throw new Error(`static replay yielded ${ceiling.messages} messages, the service ${r.messages}`);
   const engineRate = (engine.lines * 1000) / engine.ms;
   return [
     {
@@ -113,5 +117,78 @@ export async function benchTardisReplay(ctx: BenchContext): Promise<BenchRow[]> 
       engine: `${fmt(engineRate)} rows/s`,
       ratio: (r.messages_per_s / engineRate).toFixed(2),
     },
+    {
+      workload: `tardis_dev.replay of the same day vs the same responses served as static files (${fmt(files.bytes / MB)} MB; the client's own ceiling)`,
+      service: `${fmt(r.messages_per_s)} messages/s`,
+      engine: `${fmt(ceiling.messages_per_s)} messages/s (${ceiling.seconds.toFixed(1)} s)`,
+      ratio: `${(r.messages_per_s / ceiling.messages_per_s).toFixed(2)} (issue 39 target ≥ 0.5)`,
+    },
   ];
+}
+
+interface ReplayRun {
+  messages: number;
+  seconds: number;
+  messages_per_s: number;
+}
+
+/** clients/python/bench/bench_tardis.py against `url` (fresh cache each run): what tardis_dev.replay yielded, and how fast. */
+async function tardisReplay(url: string, apiKey: string, ids: string[], day: string): Promise<ReplayRun> {
+  const script = fileURLToPath(new URL('../../clients/python/bench/bench_tardis.py', import.meta.url));
+  const args = [script, '--url', url, '--key', apiKey, '--assets', ids.join(','), '--day', day];
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(process.env.BENCH_PYTHON ?? 'python3', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    child.stdout.on('data', (chunk: Buffer) => (text += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`bench_tardis.py exited with ${code} (pip install tardis-dev?)`))));
+  });
+  return JSON.parse(out.trim().split('\n').at(-1)!) as ReplayRun;
+}
+
+/**
+ * A server in this process that first passes every request on to `target` and keeps each response
+ * whole, by URL; after serveRecorded() it answers from what it kept, as a static file server would
+ * (a URL it never saw is a 404).
+ */
+async function staticCopy(target: string) {
+  const kept = new Map<string, { status: number; headers: IncomingHttpHeaders; body: Buffer }>();
+  let recording = true;
+  const upstream = new URL(target);
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    if (!recording) {
+      const file = kept.get(url);
+      if (!file) return res.writeHead(404).end();
+      res.writeHead(file.status, file.headers).end(file.body);
+      return;
+    }
+    const headers = { ...req.headers, host: upstream.host };
+    const forward = request({ host: upstream.hostname, port: upstream.port, path: url, method: req.method, headers }, (answer) => {
+      const chunks: Buffer[] = [];
+      answer.on('data', (c: Buffer) => chunks.push(c));
+      answer.on('end', () => {
+        const body = Buffer.concat(chunks);
+        const { connection: _c, 'transfer-encoding': _t, 'keep-alive': _k, ...passed } = answer.headers;
+        const file = { status: answer.statusCode ?? 502, headers: { ...passed, 'content-length': String(body.length) }, body };
+        kept.set(url, file);
+        res.writeHead(file.status, file.headers).end(body);
+      });
+    });
+    forward.on('error', () => res.writeHead(502).end());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get bytes() {
+      let n = 0;
+      for (const f of kept.values()) n += f.body.length;
+      return n;
+    },
+    serveRecorded: () => {
+      recording = false;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }

@@ -305,7 +305,7 @@ export class BatchWriter implements RowSink {
       .slice(0, 16);
     const settings: Settings = {
       insert_deduplication_token: `${this.sourceId}-${batch.table}-${batch.batchNo}-${digest}`,
-      // Without it a deduplicated ticks insert would still be counted again by candles_1m, asset_stats and activity_1m.
+      // Without it a deduplicated ticks insert would still be counted again by the candle rollups, asset_stats and activity_1m.
       deduplicate_blocks_in_dependent_materialized_views: 1,
       // The views of ticks (book_events, candles, stats) and of book_snapshots run beside each other, not one after the other.
       parallel_view_processing: 1,

@@ -3,15 +3,22 @@ import type { Engine } from '../clickhouse/engine.js';
 export const RESOLUTIONS = ['1m', '5m', '15m', '1h', '4h', '1d'] as const;
 export type Resolution = (typeof RESOLUTIONS)[number];
 
-/** Bucket length per resolution; also the only SQL text chosen by a user value (an enum). */
-const INTERVALS: Record<Resolution, { sql: string; ms: number }> = {
-  '1m': { sql: 'INTERVAL 1 MINUTE', ms: 60_000 },
-  '5m': { sql: 'INTERVAL 5 MINUTE', ms: 300_000 },
-  '15m': { sql: 'INTERVAL 15 MINUTE', ms: 900_000 },
-  '1h': { sql: 'INTERVAL 1 HOUR', ms: 3_600_000 },
-  '4h': { sql: 'INTERVAL 4 HOUR', ms: 14_400_000 },
-  '1d': { sql: 'INTERVAL 1 DAY', ms: 86_400_000 },
+/**
+ * Bucket length per resolution and the rollup its candles are read from: 1m, 1h and 1d their own
+ * (clickhouse/060_ohlcv_rollups.sql), 5m and 15m the minutes, 4h the hours. The interval is the only
+ * SQL text chosen by a user value (an enum).
+ */
+const INTERVALS: Record<Resolution, { sql: string; ms: number; table: 'ohlcv_1m' | 'ohlcv_1h' | 'ohlcv_1d' }> = {
+  '1m': { sql: 'INTERVAL 1 MINUTE', ms: 60_000, table: 'ohlcv_1m' },
+  '5m': { sql: 'INTERVAL 5 MINUTE', ms: 300_000, table: 'ohlcv_1m' },
+  '15m': { sql: 'INTERVAL 15 MINUTE', ms: 900_000, table: 'ohlcv_1m' },
+  '1h': { sql: 'INTERVAL 1 HOUR', ms: 3_600_000, table: 'ohlcv_1h' },
+  '4h': { sql: 'INTERVAL 4 HOUR', ms: 14_400_000, table: 'ohlcv_1h' },
+  '1d': { sql: 'INTERVAL 1 DAY', ms: 86_400_000, table: 'ohlcv_1d' },
 };
+
+/** The resolutions whose rollup is their own: their buckets are the table's, grouped as stored. */
+const NATIVE: ReadonlySet<Resolution> = new Set(['1m', '1h', '1d']);
 
 /**
  * One window is one key range of one asset in one or two partitions, a few thousand rows at most:
@@ -46,21 +53,25 @@ export function floorToResolution(ms: number, resolution: Resolution): number {
 }
 
 /**
- * Candles from the rollups only, never raw ticks: 1m/5m/15m merge candles_1m, 1h/4h/1d merge
- * candles_1h (argMin/argMax states by (t, seq) keep open/close exact). toStartOfInterval counts from
- * the Unix epoch in UTC, so buckets are multiples of the resolution; every window below starts and
- * ends on a bucket boundary, so every bucket it reads it reads whole.
+ * Candles from the rollups only, never raw ticks. A rollup row is a candle of plain values (open and
+ * close as the (t, seq, price) of the bucket's first and last price change), one per bucket once the
+ * table's background merges have run: the GROUP BY merges what is still apart (the open bucket, rows
+ * of a recent insert) and, at 5m, 15m and 4h, the rows of one bucket; min/max of (t, seq, price) are
+ * the first and last by time, then arrival order. At 1m, 1h and 1d the rows are grouped by their own
+ * bucket, the table's sort key (~1 ms less than computing it again). toStartOfInterval counts from the
+ * Unix epoch in UTC, so buckets are multiples of the resolution; every window below starts and ends on
+ * a bucket boundary, so every bucket it reads it reads whole.
  *
  * The buckets of [lo, hi) (ms), `take` 'first' in ascending, 'last' in descending order, at most
  * `limit`. One key range: the primary key and the partitions' min-max indexes skip everything else.
  */
 export function candlesSql(resolution: Resolution, take: 'first' | 'last'): string {
-  const interval = INTERVALS[resolution].sql;
-  const table = INTERVALS[resolution].ms >= 3_600_000 ? 'candles_1h' : 'candles_1m';
-  return `SELECT toUnixTimestamp(b) * 1000 AS timestamp, o AS open, h AS high, l AS low, c AS close, v AS volume
+  const { sql: interval, table } = INTERVALS[resolution];
+  const b = NATIVE.has(resolution) ? 'bucket' : `toStartOfInterval(bucket, ${interval}, 'UTC')`;
+  return `SELECT toUnixTimestamp(b) * 1000 AS timestamp, o.price AS open, h AS high, l AS low, c.price AS close, v AS volume
 FROM (
-  SELECT toStartOfInterval(bucket, ${interval}, 'UTC') AS b,
-    argMinMerge(open) AS o, max(high) AS h, min(low) AS l, argMaxMerge(close) AS c, sum(volume) AS v
+  SELECT ${b} AS b,
+    min(open) AS o, max(high) AS h, min(low) AS l, max(close) AS c, sum(volume) AS v
   FROM ${table}
   WHERE asset_id = {asset_id:String}
     AND bucket >= toDateTime(intDiv({lo:Int64}, 1000), 'UTC')
@@ -73,12 +84,14 @@ SETTINGS ${SMALL_READ}`;
 }
 
 /**
- * The answer is read in windows growing from the end it starts at: the first holds exactly `limit`
- * buckets' time, all an asset trading every bucket needs, and each next one (when buckets were
- * empty) twice the last, so a sparse or distant history costs a few more small reads. A single read
- * bounded by a search for the answer's far edge (the 1,000th bucket) cost 40-130 ms for 1,000 1m
- * candles: that search read in order, so it opened every monthly part of the asset's history and read
- * a granule of each (38 parts on the bench's 3-year asset), where the answer itself is one granule.
+ * The answer is read in windows growing from the end it starts at: the first holds twice `limit`
+ * buckets' time (all an asset trading in every other bucket needs; on the bench's largest asset a
+ * second read of 53 candles cost as much as the first of 947, a window twice as wide ~0.6 ms more),
+ * and each next one (when buckets were empty) twice the last, so a sparse or distant history costs a
+ * few more small reads. A single read bounded by a search for the answer's far edge (the 1,000th
+ * bucket) cost 40-130 ms for 1,000 1m candles: that search read in order, so it opened every monthly
+ * part of the asset's history and read a granule of each (38 parts on the bench's 3-year asset), where
+ * the answer itself is one granule.
  */
 export async function queryCandles(engine: Engine, q: CandleQuery, signal?: AbortSignal): Promise<Candle[]> {
   const step = INTERVALS[q.resolution].ms;
@@ -86,7 +99,7 @@ export async function queryCandles(engine: Engine, q: CandleQuery, signal?: Abor
   // Bucket starts from..to inclusive: the exclusive end is the bucket after `to`.
   const [from, end] = [q.from, q.to + step];
   const out: Candle[] = [];
-  let width = q.limit * step;
+  let width = 2 * q.limit * step;
   if (q.take === 'first') {
     for (let lo = from; lo < end && out.length < q.limit; lo += width, width *= 2) {
       const hi = Math.min(lo + width, end);
@@ -104,7 +117,7 @@ export async function queryCandles(engine: Engine, q: CandleQuery, signal?: Abor
 /** The newest 1m bucket of the asset at or before `to` (ms), or null: tells "no data" from "data older than the window". */
 export async function newestCandleBefore(engine: Engine, asset_id: string, to: number, signal?: AbortSignal): Promise<number | null> {
   const rows = await engine.rows<{ t: number }>(
-    `SELECT toUnixTimestamp(bucket) * 1000 AS t FROM candles_1m
+    `SELECT toUnixTimestamp(bucket) * 1000 AS t FROM ohlcv_1m
 WHERE asset_id = {asset_id:String} AND bucket <= toDateTime(intDiv({to:Int64}, 1000), 'UTC')
 ORDER BY bucket DESC LIMIT 1`,
     { params: { asset_id, to }, signal },

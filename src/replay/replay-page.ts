@@ -61,6 +61,14 @@ export class ReplayPage {
     return into;
   }
 
+  /** Empty again, its columns kept for the next window's rows. */
+  clear(): void {
+    this.length = 0;
+    this.textOf.clear();
+    this.marketOf.clear();
+    this.levelsOf.clear();
+  }
+
   /** Room for one more row. */
   reserve(): void {
     if (this.length < this.ms.length) return;

@@ -24,7 +24,12 @@ export interface FeedSlice {
 }
 
 export async function* feedChunks(engine: Engine, slice: FeedSlice, signal: AbortSignal): AsyncGenerator<Buffer> {
-  const closes = await disconnectTimes(engine, { assets: slice.assets, lo: slice.lo, hi: slice.hi }, signal);
+  // Read beside the messages, not before them: engine round trips taken one after another add up in
+  // every slice's time, and tardis_dev.replay waits for whole slices.
+  const losses = disconnectTimes(engine, { assets: slice.assets, lo: slice.lo, hi: slice.hi }, signal);
+  // Settled below, before the first batch or after the read failed: never an unhandled rejection.
+  losses.catch(() => {});
+  let closes: number[] | null = null;
   let nextClose = 0;
   // The last prefix made: the messages of one frame share it.
   let prefixUs = Number.NaN;
@@ -34,6 +39,7 @@ export async function* feedChunks(engine: Engine, slice: FeedSlice, signal: Abor
   const read = { assets: slice.assets, since: slice.lo, to: slice.hi - 1, custom: true, wanted: slice.wanted, firstWindowMs: slice.hi - slice.lo };
   const messages = replayMessages(engine, read, signal);
   for await (const batch of messages) {
+    closes ??= await losses;
     let text = '';
     for (const m of batch) {
       // A loss before this message: its empty line comes first (one at a time: the clients fold repeats).
@@ -49,5 +55,6 @@ export async function* feedChunks(engine: Engine, slice: FeedSlice, signal: Abor
     }
     yield Buffer.from(text);
   }
+  closes ??= await losses;
   if (nextClose < closes.length) yield Buffer.from('\n'.repeat(closes.length - nextClose));
 }

@@ -45,20 +45,25 @@ export function isMarketEvent(kind: ReplayKind): kind is MarketEventKind {
 export const decimal = plainNumberText;
 
 /**
- * The JSON text of a string, kept for the last string asked: a replay writes the same asset id and
- * market message after message, and JSON.stringify of a 78-character id was a quarter of the cost of
- * a price_change item. One for asset ids, one for markets, so the two do not evict each other.
+ * The JSON text of a string, kept for the strings asked: a replay writes the same asset ids and
+ * markets message after message, and JSON.stringify of a 78-character id was a quarter of the cost of
+ * a price_change item. Kept by value, not only the last one: the messages of several assets
+ * interleave (a Tardis day of 8 assets missed a last-string cache at nearly every item). Bounded:
+ * emptied at QUOTED_KEPT strings. One for asset ids, one for markets.
  */
+const QUOTED_KEPT = 10_000;
+
 class QuotedText {
-  private last = '';
-  private text = '""';
+  private readonly texts = new Map<string, string>();
 
   of(s: string): string {
-    if (s !== this.last) {
-      this.last = s;
-      this.text = JSON.stringify(s);
+    let text = this.texts.get(s);
+    if (text === undefined) {
+      if (this.texts.size >= QUOTED_KEPT) this.texts.clear();
+      text = JSON.stringify(s);
+      this.texts.set(s, text);
     }
-    return this.text;
+    return text;
   }
 }
 
