@@ -32,6 +32,17 @@ describe('import graphs of src/', () => {
     }
   });
 
+  it('lets nothing but app.ts import a route file: a route holds its schema and handler, and what another door needs is a use case (issue 38)', () => {
+    const importers: string[] = [];
+    for (const [from, edges] of fileGraph()) {
+      for (const to of edges.keys()) if (to.startsWith('routes/') && from !== 'app.ts') importers.push(`${from} -> ${to}`);
+    }
+    expect(importers).toEqual([]);
+    // The check sees such an import: app.ts does import every route file.
+    const routeFiles = readdirSync(new URL('../src/routes/', import.meta.url)).map((name) => `routes/${name}`);
+    expect([...fileGraph().get('app.ts')!.keys()].filter((to) => to.startsWith('routes/')).sort()).toEqual(routeFiles.sort());
+  });
+
   it('sees a cycle through any kind of import, type-only and dynamic ones included', () => {
     const src = mkdtempSync(join(tmpdir(), 'tickhouse-graph-'));
     try {

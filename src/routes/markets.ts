@@ -2,7 +2,6 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
-import { SEMANTICS } from '../http/data-semantics.js';
 import { ok } from '../http/envelope.js';
 import { errorResponses, successResponse } from '../http/openapi.js';
 import { intParam, textParam } from '../http/params.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { booksIn } from '../../auth/book-in-window.js';
 import { executeMarketOrder } from '../../book/index.js';
-import { BookSchema, bookData, bookMissing, ExecutionSchema, PriceSchema, priceData } from '../../routes/orderbook.js';
+import { BookSchema, bookData, bookMissing, ExecutionSchema, PriceSchema, priceData } from '../../use-cases/books.js';
 import { assetId, instant, intIn, oneOf, shares, toMs } from '../inputs.js';
 import { defineTool } from '../tool.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RESOLUTIONS } from '../../queries/ohlcv.js';
-import { CandleSchema, candlesInWindow } from '../../routes/ohlcv.js';
+import { CandleSchema, candlesInWindow } from '../../use-cases/candles.js';
 import { assertOrdered, assetId, instant, intIn, oneOf, toMs } from '../inputs.js';
 import { defineTool } from '../tool.js';
 

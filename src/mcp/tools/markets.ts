@@ -4,7 +4,7 @@ import { assertInWindow, endInWindow } from '../../auth/history-window.js';
 import { notFound } from '../../http/errors.js';
 import { lastTradeAt } from '../../queries/clob.js';
 import { listMarkets, marketOfAsset } from '../../queries/markets.js';
-import { PriceSchema, priceData } from '../../routes/orderbook.js';
+import { PriceSchema, priceData } from '../../use-cases/books.js';
 import { InstrumentSchema, readInstrument } from '../../use-cases/instruments.js';
 import { MarketEntrySchema } from '../../use-cases/markets.js';
 import { assetId, instant, intIn, text, toMs } from '../inputs.js';
