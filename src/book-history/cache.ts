@@ -1,6 +1,7 @@
 import { DEFAULT_CHECKPOINTS } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
 import { errorText, log } from '../log.js';
+import { partitionPoint } from '../partition-point.js';
 import { noticeSpans, noticesTotal, noticesTouching, pointSql, readRanges, segmentsSql } from '../queries/book-segments.js';
 import { MAX_TIME_MS } from '../queries/orderbook.js';
 import { Directories } from './directories.js';
@@ -421,12 +422,5 @@ export function noticeCounter(spans: [number, number][]): (lo: number, hi: numbe
 
 /** How many values of the sorted `values` are ≤ `x`. */
 function countAtMost(values: number[], x: number): number {
-  let lo = 0;
-  let hi = values.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid] <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(0, values.length, (i) => values[i] <= x);
 }

@@ -1,3 +1,4 @@
+import { partitionPoint } from '../partition-point.js';
 import type { BookSegment } from './segment.js';
 
 /**
@@ -160,14 +161,7 @@ function overlapping(list: BookSegment[], segment: BookSegment): BookSegment[] {
 
 /** Index of the last segment starting at or before `at`, -1 when none does. */
 function lastStartingAtOrBefore(list: BookSegment[], at: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (list[mid].start <= at) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - 1;
+  return partitionPoint(0, list.length, (i) => list[i].start <= at) - 1;
 }
 
 /** Two lists of disjoint segments sorted by start, as one. */

@@ -1,4 +1,5 @@
 import { type Level, OrderBook } from '../book/index.js';
+import { partitionPoint } from '../partition-point.js';
 import type { BookAt } from './port.js';
 
 /**
@@ -95,14 +96,8 @@ export class BookSegment {
   at(at: number): BookAt | null {
     const { data, n } = this;
     const base = 2 * (this.bidLevels + this.askLevels);
-    // Changes with ms ≤ at: binary search for the first one after it.
-    let lo = 0;
-    let hi = n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (data[base + mid] <= at) lo = mid + 1;
-      else hi = mid;
-    }
+    // Changes with ms ≤ at: the first one after it.
+    const lo = partitionPoint(0, n, (i) => data[base + i] <= at);
     if (lo === 0 && !this.hasSnapshot) return null;
     const book = new OrderBook();
     if (this.hasSnapshot) book.replace(levels(data, 0, this.bidLevels), levels(data, 2 * this.bidLevels, this.askLevels));

@@ -1,3 +1,5 @@
+import { partitionPoint } from '../partition-point.js';
+
 /**
  * The times of an asset's snapshots (exchange `book` or checkpoint), read once from
  * book_snapshot_keys (020_book_snapshot_keys.sql): they cut its history into gaps, each the key range
@@ -43,13 +45,7 @@ export class SnapshotDirectory {
    */
   gap(at: number): Gap {
     const times = this.times;
-    let lo = 0;
-    let hi = times.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (times[mid] <= at) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = partitionPoint(0, times.length, (i) => times[i] <= at);
     const start = lo === 0 ? 0 : times[lo - 1];
     return { start, end: lo < times.length ? times[lo] : Infinity, index: lo, first: lo === 0, long: this.long.has(start) };
   }

@@ -111,7 +111,8 @@ const better = (side: BookSide, a: number, b: number) => (side === 'bid' ? a > b
 function search(levels: readonly Level[], price: number, side: BookSide): number {
   let lo = 0;
   let hi = levels.length;
-  // One loop per side: the side is decided once, not at every step (this runs per change in every fold).
+  // One loop per side: the side is decided once, not at every step (this runs per change in every fold,
+  // so it is not src/partition-point.ts: a predicate call per step would cost more than the search).
   if (side === 'bid') {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
