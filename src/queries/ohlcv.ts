@@ -47,20 +47,23 @@ export function floorToResolution(ms: number, resolution: Resolution): number {
 
 /**
  * Candles from the rollups only, never raw ticks: 1m/5m/15m merge candles_1m, 1h/4h/1d merge
- * candles_1h (argMin/argMax states by (t, seq) keep open/close exact). toStartOfInterval counts from
+ * candles_1h (open/close keyed by (t, seq), clickhouse/042_candles_keyed.sql, keep them exact). toStartOfInterval counts from
  * the Unix epoch in UTC, so buckets are multiples of the resolution; every window below starts and
  * ends on a bucket boundary, so every bucket it reads it reads whole.
  *
  * The buckets of [lo, hi) (ms), `take` 'first' in ascending, 'last' in descending order, at most
  * `limit`. One key range: the primary key and the partitions' min-max indexes skip everything else.
  */
+/** The best_bid a candle's open or close key holds (its low 64 bits, clickhouse/042_candles_keyed.sql). */
+const priceOf = (key: string) => `reinterpretAsFloat64(toUInt64(bitAnd(${key}, toUInt256('18446744073709551615'))))`;
+
 export function candlesSql(resolution: Resolution, take: 'first' | 'last'): string {
   const interval = INTERVALS[resolution].sql;
   const table = INTERVALS[resolution].ms >= 3_600_000 ? 'candles_1h' : 'candles_1m';
   return `SELECT toUnixTimestamp(b) * 1000 AS timestamp, o AS open, h AS high, l AS low, c AS close, v AS volume
 FROM (
   SELECT toStartOfInterval(bucket, ${interval}, 'UTC') AS b,
-    argMinMerge(open) AS o, max(high) AS h, min(low) AS l, argMaxMerge(close) AS c, sum(volume) AS v
+    ${priceOf('min(open)')} AS o, max(high) AS h, min(low) AS l, ${priceOf('max(close)')} AS c, sum(volume) AS v
   FROM ${table}
   WHERE asset_id = {asset_id:String}
     AND bucket >= toDateTime(intDiv({lo:Int64}, 1000), 'UTC')

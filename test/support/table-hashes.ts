@@ -15,7 +15,7 @@ export const HASHED: Record<string, string> = {
   capture_events: 'capture_events',
   markets: '(SELECT DISTINCT * FROM markets)',
   ticks_1d: '(SELECT asset_id, day, sum(ticks) FROM ticks_1d GROUP BY asset_id, day)',
-  candles_1m: '(SELECT asset_id, bucket, argMinMerge(open), max(high), min(low), argMaxMerge(close), sum(volume) FROM candles_1m GROUP BY asset_id, bucket)',
+  candles_1m: '(SELECT asset_id, bucket, min(open), max(high), min(low), max(close), sum(volume) FROM candles_1m GROUP BY asset_id, bucket)',
   asset_stats:
     '(SELECT asset_id, any(market), min(first_seen), max(last_seen), sum(total_ticks), sum(price_change_ticks), sum(book_ticks), sum(last_trade_ticks) ' +
     'FROM asset_stats GROUP BY asset_id)',
