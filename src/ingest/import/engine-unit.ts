@@ -177,12 +177,12 @@ interface AssetInfo {
   rows: number;
 }
 
-/** The unit's assets by key (events.ts `ak`), and whether one of them names several markets. */
 interface AssetMap {
   byKey: Map<number, AssetInfo>;
   mixedMarkets: boolean;
 }
 
+/** The unit's assets by key (events.ts `ak`), and whether one of them names several markets. */
 async function assetMap(engine: Engine, s: OpenedSource): Promise<AssetMap> {
   // Only the asset and market columns are read (rows with a problem are counted too: the book pass skips them).
   // Aliases other than the columns' names: an alias `asset_id` would be what `ak` hashes.
@@ -204,6 +204,16 @@ async function assetMap(engine: Engine, s: OpenedSource): Promise<AssetMap> {
 function unfolded(assets: { byKey: Map<number, AssetInfo> }, job: Job): Set<number> {
   const out = new Set<number>();
   for (const [ak, a] of assets.byKey) if (firstRowToWrite(job, a.assetId) === Infinity) out.add(ak);
+  return out;
+}
+
+/** The labels of the assets of the unit the job writes. */
+function fileLabels(assets: AssetMap | undefined, job: Job, labels: ReadonlyMap<string, string>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const a of assets?.byKey.values() ?? []) {
+    const label = labels.get(a.assetId);
+    if (label !== undefined && firstRowToWrite(job, a.assetId) !== Infinity) out.set(a.assetId, label);
+  }
   return out;
 }
 
@@ -247,13 +257,15 @@ async function runJob(
   // The bulk insert is the longest part of a unit: it starts first, and the asset map (a read of the file
   // on the other core) is awaited after it started. A failed map (two assets sharing a key) waits for the
   // insert to end before it is thrown: what the insert stored is the file's own rows (a rerun adds none).
+  // With --markets the insert waits for the map: it names the labels of the file's assets only (a
+  // parameter of a bounded size, where the whole venue's labels are ~100,000).
+  let assets = ctx.labels.size > 0 ? await assetsRead : undefined;
   const base = s.bulk ? await storedTicks(engine) : 0;
-  const bulk = s.bulk ? bulkInsert(engine, unit, s, filter, ctx.labels) : Promise.resolve();
+  const bulk = s.bulk ? bulkInsert(engine, unit, s, filter, fileLabels(assets, job, ctx.labels)) : Promise.resolve();
   // Nothing of the bulk insert is awaited before the book pass ends; its failure must not go unhandled meanwhile.
   bulk.catch(() => {});
-  let assets: AssetMap;
   try {
-    assets = await assetsRead;
+    assets ??= await assetsRead;
   } catch (err) {
     await bulk.catch(() => {});
     throw err;
@@ -392,7 +404,7 @@ async function bulkInsert(
   filter: { sql: string; params: QueryParams },
   labels: ReadonlyMap<string, string>,
 ): Promise<void> {
-  // Every label --markets gives (the transform leaves the file's other assets UNKNOWN, as the book pass does).
+  // The labels of the file's assets (the transform leaves the others UNKNOWN, as the book pass does).
   const side = labels.size > 0 ? `transform(asset_id, {labels_assets:Array(String)}, {labels_sides:Array(String)}, 'UNKNOWN')` : `'UNKNOWN'`;
   const params: QueryParams = {
     ...s.params,
