@@ -113,6 +113,17 @@ describe('pmxt', () => {
 
     const rows = readdirSync(PMXT).flatMap((f) => chdbRows(join(PMXT, f)));
     expect(rows.length).toBe(21);
+    // Every tick carries its outcome label from --markets, the changes the engine inserts itself included.
+    const sides = await t.te.engine.rows<{ asset_id: string; event: string; sides: string[]; n: number }>(
+      `SELECT asset_id, toString(event) AS event, groupUniqArray(toString(side)) AS sides, count() AS n FROM ticks GROUP BY asset_id, event`,
+    );
+    const expectedSides = new Map<string, number>();
+    for (const r of rows.filter((r) => r.event_type !== 'tick_size_change')) {
+      const key = `${r.asset_id} ${r.event_type} ${r.asset_id === YES ? 'YES' : 'NO'}`;
+      expectedSides.set(key, (expectedSides.get(key) ?? 0) + 1);
+    }
+    expect(new Map(sides.map((r) => [`${r.asset_id} ${r.event} ${r.sides.join(',')}`, Number(r.n)]))).toEqual(expectedSides);
+    expect(sides.find((r) => r.asset_id === YES && r.event === 'price_change')?.n).toBe(8);
     const instants = [...new Set(rows.flatMap((r) => [r.t - 1, r.t, r.t + 1]))].sort((a, b) => a - b);
     let compared = 0;
     for (const asset of [YES, NO]) {

@@ -144,7 +144,9 @@ export async function importEngineUnit(engine: Engine, unit: EngineUnit, ctx: En
     const rows: Record<string, number> = {};
     if (resolution.done) return { skipped: true, events: 0, rows };
     const s = await open();
-    const assets = await assetMap(engine, s);
+    // The asset map's read of the file runs beside the first job's bulk insert, not before it (runJob).
+    const assets = assetMap(engine, s);
+    assets.catch(() => {});
     // The run's own records (start, stop) are written by the unit's first import (a killed one's rerun writes the same again).
     const first = !entries.some((e) => e.status === 'complete');
     let events = 0;
@@ -161,7 +163,7 @@ export async function importEngineUnit(engine: Engine, unit: EngineUnit, ctx: En
     }
     // Rows the book pass did not get had a problem: which, and where (a read of the file only then).
     if (skipped) for (const p of await s.problems()) ctx.report(p);
-    if (unit.span) await ctx.states.save(unit.span[1], states, unfolded(assets, resolution.jobs.at(-1)!));
+    if (unit.span) await ctx.states.save(unit.span[1], states, unfolded(await assets, resolution.jobs.at(-1)!));
     else ctx.states.reset();
     return { skipped: false, events, rows };
   } finally {
@@ -175,8 +177,13 @@ interface AssetInfo {
   rows: number;
 }
 
+interface AssetMap {
+  byKey: Map<number, AssetInfo>;
+  mixedMarkets: boolean;
+}
+
 /** The unit's assets by key (events.ts `ak`), and whether one of them names several markets. */
-async function assetMap(engine: Engine, s: OpenedSource): Promise<{ byKey: Map<number, AssetInfo>; mixedMarkets: boolean }> {
+async function assetMap(engine: Engine, s: OpenedSource): Promise<AssetMap> {
   // Only the asset and market columns are read (rows with a problem are counted too: the book pass skips them).
   // Aliases other than the columns' names: an alias `asset_id` would be what `ak` hashes.
   const rows = await engine.rows<{ ak: number; id: string; ids: number; mk: string; markets: number; rows: number }>(
@@ -200,6 +207,16 @@ function unfolded(assets: { byKey: Map<number, AssetInfo> }, job: Job): Set<numb
   return out;
 }
 
+/** The labels of the assets of the unit the job writes. */
+function fileLabels(assets: AssetMap | undefined, job: Job, labels: ReadonlyMap<string, string>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const a of assets?.byKey.values() ?? []) {
+    const label = labels.get(a.assetId);
+    if (label !== undefined && firstRowToWrite(job, a.assetId) !== Infinity) out.set(a.assetId, label);
+  }
+  return out;
+}
+
 function cloneStates(states: Map<number, BookState>): Map<number, BookState> {
   return new Map([...states].map(([ak, s]) => [ak, { ...s, book: s.book?.clone() ?? null }]));
 }
@@ -209,7 +226,7 @@ async function runJob(
   unit: EngineUnit,
   s: OpenedSource,
   job: Job,
-  assets: { byKey: Map<number, AssetInfo>; mixedMarkets: boolean },
+  assetsRead: Promise<AssetMap>,
   states: Map<number, BookState>,
   ctx: EngineUnitContext,
   first: boolean,
@@ -237,6 +254,22 @@ async function runJob(
   // cuts the same batches under the same tokens.
   const filter = jobFilterSql(job, 'job');
   const writer = new BatchWriter(engine, { sourceId: `${unit.key}-${unit.digest}-${entry.assets.join(',')}`, batchRows: ctx.writer.batchRows });
+  // The bulk insert is the longest part of a unit: it starts first, and the asset map (a read of the file
+  // on the other core) is awaited after it started. A failed map (two assets sharing a key) waits for the
+  // insert to end before it is thrown: what the insert stored is the file's own rows (a rerun adds none).
+  // With --markets the insert waits for the map: it names the labels of the file's assets only (a
+  // parameter of a bounded size, where the whole venue's labels are ~100,000).
+  let assets = ctx.labels.size > 0 ? await assetsRead : undefined;
+  const base = s.bulk ? await storedTicks(engine) : 0;
+  const bulk = s.bulk ? bulkInsert(engine, unit, s, filter, fileLabels(assets, job, ctx.labels)) : Promise.resolve();
+  // Nothing of the bulk insert is awaited before the book pass ends; its failure must not go unhandled meanwhile.
+  bulk.catch(() => {});
+  try {
+    assets ??= await assetsRead;
+  } catch (err) {
+    await bulk.catch(() => {});
+    throw err;
+  }
   const folded = new Map<number, FoldAsset>();
   for (const [ak, a] of assets.byKey) {
     const from = firstRowToWrite(job, a.assetId);
@@ -252,10 +285,6 @@ async function runJob(
   // The unit's progress: rows both passes are done with (the insert's: the ticks it stored so far).
   const done = { fold: 0, bulk: s.bulk ? 0 : Infinity };
   const report = () => ctx.onRows(Math.min(done.fold, done.bulk), total);
-  const base = s.bulk ? await storedTicks(engine) : 0;
-  const bulk = s.bulk ? bulkInsert(engine, unit, s, filter, ctx.labels, folded) : Promise.resolve();
-  // Nothing of the bulk insert is awaited before the book pass ends; its failure must not go unhandled meanwhile.
-  bulk.catch(() => {});
   const polling = s.bulk ? pollStored(engine, base, bulk, (rows) => ((done.bulk = rows), report())) : Promise.resolve();
   try {
     await bookPass(engine, s, pass, writer, assets.mixedMarkets, (rows) => ((done.fold = rows), report()));
@@ -374,16 +403,15 @@ async function bulkInsert(
   s: OpenedSource,
   filter: { sql: string; params: QueryParams },
   labels: ReadonlyMap<string, string>,
-  folded: Map<number, FoldAsset>,
 ): Promise<void> {
-  const labelled = [...folded.values()].filter((a) => labels.has(a.assetId));
-  const side = labelled.length > 0 ? `transform(asset_id, {labels_assets:Array(String)}, {labels_sides:Array(String)}, 'UNKNOWN')` : `'UNKNOWN'`;
+  // The labels of the file's assets (the transform leaves the others UNKNOWN, as the book pass does).
+  const side = labels.size > 0 ? `transform(asset_id, {labels_assets:Array(String)}, {labels_sides:Array(String)}, 'UNKNOWN')` : `'UNKNOWN'`;
   const params: QueryParams = {
     ...s.params,
     ...filter.params,
     seq_base: unit.seqBase,
-    labels_assets: labelled.map((a) => a.assetId),
-    labels_sides: labelled.map((a) => a.label),
+    labels_assets: [...labels.keys()],
+    labels_sides: [...labels.values()],
   };
   await engine.command(
     `INSERT INTO ticks (asset_id, t, seq, event, side, best_bid, best_ask, price, size, book_side, market, local_t)
