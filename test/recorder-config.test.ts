@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createGunzip, gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { splitLines } from '../src/clickhouse/lines.js';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { splitLines } from '../src/ingest/lines.js';
 import { FrameArchive } from '../src/ingest/recorder/frame-archive.js';
 import { loadRecorderOptions } from '../src/ingest/recorder/options.js';
 

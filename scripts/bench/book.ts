@@ -1,4 +1,4 @@
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { cachingBookReader } from '../../src/book-history/reader.js';
@@ -7,6 +7,7 @@ import { forwardQuery, MAX_TIME_MS } from '../../src/queries/orderbook.js';
 import { exportQuery } from '../../src/queries/ticks.js';
 import { processCpuMs } from './orderbook.js';
 import { reconstructionQuery } from './reconstruction.js';
+import { httpGet } from './shared.js';
 import { engineTransfer, httpTransfer } from './ticks.js';
 import type { BenchContext, BenchRow } from './types.js';
 
@@ -73,17 +74,6 @@ export async function benchBookExport(ctx: BenchContext): Promise<BenchRow[]> {
       ratio: 'target: RSS ≤ +150 MB over 5 M rows',
     },
   ];
-}
-
-function httpGet(agent: Agent, url: URL, path: string, apiKey: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path, agent, headers: { authorization: `Bearer ${apiKey}` } }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`${path.split('?')[0]} answered ${res.statusCode}`))));
-    });
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 /** 2,000 successive lookups one second apart, one client: a backtest. Fresh instants each run (other benches read random ones). */

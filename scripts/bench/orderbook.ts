@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { reconstructionQuery } from './reconstruction.js';
+import { httpGet } from './shared.js';
 import type { BenchContext, BenchRow } from './types.js';
 
 /**
@@ -54,17 +55,6 @@ async function closedLoop(once: () => Promise<void>, clients: number, ms: number
   const cpuMs = (cpu() - cpuBefore) / latencies.length;
   latencies.sort((a, b) => a - b);
   return { rps: latencies.length / elapsed, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), cpuMs };
-}
-
-function httpGet(agent: Agent, url: URL, path: string, apiKey: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path, agent, headers: { authorization: `Bearer ${apiKey}` } }, (res) => {
-      res.resume();
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`${path.split('?')[0]} answered ${res.statusCode}`))));
-    });
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 /** The book cache's counters at the service's /metrics. */

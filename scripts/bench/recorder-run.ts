@@ -7,6 +7,7 @@ import { loadRecorderOptions } from '../../src/ingest/recorder/options.js';
 import { startRecorder } from '../../src/ingest/recorder/recorder.js';
 import { setLogLevel } from '../../src/log.js';
 import { ASSETS } from './recorder-frames.js';
+import { rawJsonInsert } from './shared.js';
 
 /**
  * The recorder side of the recorder bench, in its own process (its own chDB directory, and the feed's
@@ -40,19 +41,8 @@ try {
   await recorder.stop();
   const s = recorder.status();
 
-  // Baseline: the same tick rows (seq shifted so deduplication does not drop them), serialized
-  // beforehand, inserted by the engine alone.
-  const text = (
-    await engine.rows<{ line: string }>(
-      "SELECT formatRow('JSONEachRow', asset_id, t, seq + 1 AS seq, event, side, best_bid, best_ask, price, size, market) AS line FROM ticks ORDER BY " +
-        'asset_id, t, seq',
-    )
-  ).map((r) => r.line.trimEnd());
-  const rawStarted = performance.now();
-  for (let i = 0; i < text.length; i += batchRows) {
-    await engine.insertJsonEachRow('ticks', text.slice(i, i + batchRows).join('\n'), { deduplicate_blocks_in_dependent_materialized_views: 1 });
-  }
-  const rawSeconds = (performance.now() - rawStarted) / 1000;
+  // Baseline: the same tick rows inserted by the engine alone, as JSON, in batches of the same size.
+  const { rawSeconds, rawTicks } = await rawJsonInsert(engine, batchRows);
   process.stdout.write(
     `${JSON.stringify({
       seconds,
@@ -60,7 +50,7 @@ try {
       ticks: s.sink.stored.ticks,
       rows: s.sink.stored.ticks + s.sink.stored.book_snapshots,
       rawSeconds,
-      rawTicks: text.length,
+      rawTicks,
     })}\n`,
   );
 } finally {

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { CheckpointPolicy } from '../book/index.js';
 import type { Engine } from '../clickhouse/engine.js';
-import { lineBatches } from '../clickhouse/lines.js';
+import { openDecompressed } from './compressed-files.js';
 import { type GammaMarket, parseGammaMarkets } from './gamma.js';
-import { openDecompressed } from './import/sources.js';
+import { lineBatches } from './lines.js';
 import { fileSeq, Normalizer, type NormalizerStats, type RowSink } from './normalizer.js';
 import { BatchWriter, type WriterStats } from './writer.js';
 

@@ -17,8 +17,3 @@ export function spanLines(run: string, from: number, to: number, assets: Iterabl
   lines.push(captureLine({ kind: 'stop', t: to, run, socket: 0, assets: [] }));
   return lines;
 }
-
-/** One record on its own (a disconnect inside a frames file). */
-export function recordLine(r: CaptureRecord): string {
-  return captureLine(r);
-}

@@ -1,9 +1,9 @@
-import { lineBatches } from '../../clickhouse/lines.js';
-import { CAPTURE_EVENT_TYPE } from '../capture-record.js';
+import { CAPTURE_EVENT_TYPE, captureLine } from '../capture-record.js';
+import { openDecompressed } from '../compressed-files.js';
+import { lineBatches } from '../lines.js';
 import { receiveTimeOf } from '../receive-time.js';
-import { recordLine, spanLines } from './coverage-lines.js';
+import { spanLines } from './coverage-lines.js';
 import type { ImportProblem } from './problems.js';
-import { openDecompressed } from './sources.js';
 
 export interface LinesContext {
   report: (p: ImportProblem) => void;
@@ -73,7 +73,7 @@ export async function* frameLines(path: string, sourceId: string, ctx: LinesCont
         const assets = sorted();
         if (assets.length > 0) {
           disconnected = true;
-          out.push(recordLine({ kind: 'close', t: lastTime(), run, socket: 1, assets }));
+          out.push(captureLine({ kind: 'close', t: lastTime(), run, socket: 1, assets }));
           continue;
         }
       }
@@ -85,7 +85,7 @@ export async function* frameLines(path: string, sourceId: string, ctx: LinesCont
   ctx.onBytes(raw.bytesRead);
   if (ownRecords || first < 0) return;
   const assets = sorted();
-  yield [...spanLines(run, first, lastTime() + 1, assets), ...reopens.map((t) => recordLine({ kind: 'open', t, run, socket: 1, assets }))];
+  yield [...spanLines(run, first, lastTime() + 1, assets), ...reopens.map((t) => captureLine({ kind: 'open', t, run, socket: 1, assets }))];
 }
 
 /** A file's lines as they are (a recorder's archive). */

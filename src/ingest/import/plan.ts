@@ -2,14 +2,15 @@ import { createHash, randomUUID } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { Engine, LocalFile } from '../../clickhouse/engine.js';
-import { splitLines } from '../../clickhouse/lines.js';
 import { DAY } from '../../time.js';
+import { compressionOf, openDecompressed } from '../compressed-files.js';
 import { frameFileSourceId } from '../frame-files.js';
+import { splitLines } from '../lines.js';
 import { type EngineUnit, type OpenedSource, UNIT_SEQ_SPAN } from './engine-unit.js';
 import { frameLines, type LinesContext, plainLines } from './frames.js';
 import { openPmxt, type PmxtFile, pmxtBulkSql, pmxtEventsSql, pmxtHour, rowPlace } from './pmxt.js';
 import type { ImportProblem } from './problems.js';
-import { compressionOf, expandInputs, openDecompressed } from './sources.js';
+import { expandInputs } from './sources.js';
 import {
   BOOK_HEADER,
   LINES_STRUCTURE,
