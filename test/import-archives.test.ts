@@ -193,6 +193,15 @@ describe('pmxt', () => {
     });
   });
 
+  it('stores the protocol version its --markets file states for each token (a market without one is read as v1)', async () => {
+    const rows = await t.te.engine.rows<{ asset_id: string; market: string; protocol_version: string }>(
+      'SELECT asset_id, market, protocol_version FROM market_protocols FINAL ORDER BY asset_id',
+    );
+    expect(rows).toEqual([YES, NO].sort().map((asset_id) => ({ asset_id, market: MARKET, protocol_version: 'v1' })));
+    const answer = await (await t.get(`/v1/instruments?${q({ asset_id: YES, timestamp: H10 + H })}`)).json();
+    expect([answer.data.protocol_version, answer.data.source.protocol_version]).toEqual(['v1', 'metadata']);
+  });
+
   it('a second import of the same files adds nothing', async () => {
     const before = await tableHashes();
     const summary = await runImport(t.te.engine, await planImport('pmxt', [PMXT]), { markets: GAMMA });

@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Engine } from '../../clickhouse/engine.js';
 import { type ReplaySummary, replayLines, totalRows } from '../frame-files.js';
-import { type GammaMarket, parseGammaMarkets } from '../gamma.js';
+import { type GammaMarket, logGammaProblems, parseGammaMarkets } from '../gamma.js';
+import { storeProtocols } from '../market-protocols.js';
 import { BatchWriter, type IngestTable } from '../writer.js';
 import { BookStates } from './book-states.js';
 import { importEngineUnit, missingRows } from './engine-unit.js';
@@ -134,7 +135,10 @@ export async function runImport(engine: Engine, plan: ImportPlan, opts: ImportOp
       for (const row of gamma.rows) writer.market(row);
       await writer.flush();
       summary.rows.markets += writer.stats.rows.markets;
+      // Each token's protocol version as Gamma states it (docs/TIME-MACHINE.md §5), as the recorder stores it.
+      await storeProtocols(engine, gamma.protocols);
     }
+    logGammaProblems(gamma.problems, 'import --markets');
     for (const unit of plan.units) {
       current = unit.label;
       unitBytes = 0;
