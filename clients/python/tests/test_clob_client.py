@@ -58,7 +58,28 @@ def instants(asset_id, first):
     times = book_ticks(asset_id, first)
     burst = next((t for i, t in enumerate(times) if i > 0 and times[i - 1] == t), times[1])
     picks = [times[int(f * (len(times) - 1))] for f in (0.2, 0.5, 0.9)]
-    return sorted({burst, burst - 1, *picks, picks[0] + 1})
+    return sorted({burst, burst - 1, *picks, picks[0] + 1, book_after_trade(asset_id, first)})
+
+
+def book_after_trade(asset_id, first):
+    """The time of the asset's first exchange `book` after its first trade: /book's last_trade_price is then the book's own."""
+    trade = v1(f"/v1/ticks?asset_id={asset_id}&start={first}&end=8640000000000000&event_type=last_trade_price&limit=1")[0]["t"]
+    return v1(f"/v1/ticks?asset_id={asset_id}&start={trade + 1}&end=8640000000000000&event_type=book&limit=1")[0]["t"]
+
+
+def market_print_before(asset_id, first, t):
+    """The demo's exchange books state their market's last print in their own outcome's terms (src/demo/frames.ts,
+    as Polymarket's books do): the last trade on either token of the market at or before `t`, mirrored to 1 − p
+    when it was reported on the other one."""
+    market = next(m["market"] for m in v1("/v1/markets?limit=100") if m["asset_id"] == asset_id)
+    tokens = [m["asset_id"] for m in v1("/v1/markets?limit=100") if m["market"] == market]
+    prints = []
+    for token in tokens:
+        trades = v1(f"/v1/ticks?asset_id={token}&start={first}&end={t}&event_type=last_trade_price&fields=seq&limit=100000")
+        if trades:
+            p = trades[-1]["price"]
+            prints.append((trades[-1]["t"], trades[-1]["seq"], p if token == asset_id else round(1 - p, 6)))
+    return max(prints)[2]
 
 
 def as_numbers(levels):
@@ -90,26 +111,39 @@ def check_book(asset_id, first, instant):
 
     last = c.get_last_trade_price(asset_id)
     end = 8640000000000000 if instant == "latest" else instant
-    trades = v1(f"/v1/ticks?asset_id={asset_id}&start={first}&end={end}&event_type=last_trade_price&limit=100000")
+    trades = v1(f"/v1/ticks?asset_id={asset_id}&start={first}&end={end}&event_type=last_trade_price&fields=seq&limit=100000")
     if trades:
         assert float(last["price"]) == trades[-1]["price"] and last["side"] in ("BUY", "SELL", "")
-        assert book.last_trade_price == last["price"]
+        # /book's last_trade_price is the newer of the last trade and the last exchange book's own
+        # last_trade_price (TIME-MACHINE.md §2); the demo's books state the market's last print, which
+        # may have been reported on the other outcome after this token's last trade.
+        books = v1(f"/v1/ticks?asset_id={asset_id}&start={first}&end={end}&event_type=book&fields=seq&limit=100000")
+        if books and (books[-1]["t"], books[-1]["seq"]) > (trades[-1]["t"], trades[-1]["seq"]):
+            assert float(book.last_trade_price) == market_print_before(asset_id, first, books[-1]["t"])
+            source = "book"
+        else:
+            assert book.last_trade_price == last["price"]
+            source = "trade"
     elif book.last_trade_price:
         # No stored trade yet: the last exchange book's own last_trade_price, side "" (TIME-MACHINE.md §2).
         assert last == {"price": book.last_trade_price, "side": ""} and 0 < float(last["price"]) < 1
+        source = "book"
     else:
         assert last == {"price": "0.5", "side": ""}
+        source = "none"
 
     [again] = c.get_order_books([BookParams(token_id=asset_id)])
     assert again == book
+    return source
 
 
 @pytest.mark.parametrize("rank", [0, 1, 2])
 def test_book_methods_equal_v1(rank):
     asset_id, first = asset(rank)
-    for instant in instants(asset_id, first):
-        check_book(asset_id, first, instant)
+    sources = {instant: check_book(asset_id, first, instant) for instant in instants(asset_id, first)}
     check_book(asset_id, first, "latest")
+    # Both sources of /book's last_trade_price are exercised: a trade, and an exchange book newer than it.
+    assert sources[book_after_trade(asset_id, first)] == "book" and "trade" in sources.values()
 
 
 @pytest.mark.parametrize("rank", [0, 1, 2])
