@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../src/clickhouse/engine.js';
+import { LoopBreaks } from '../src/event-loop.js';
 import { PageDecoder, ReplayPage } from '../src/replay/replay-page.js';
 import { PAGE_SQL, replayPages } from '../src/replay/store-read.js';
 import type { ReplayRow } from '../src/replay/wire.js';
@@ -148,6 +149,46 @@ describe('replay page (RowBinary)', () => {
       for await (const page of replayPages(truncating, { assets: ASSETS, since: T0, to: T0 + 60_000, custom: true }, new AbortController().signal)) void page;
     };
     await expect(read()).rejects.toThrow('replay read ended inside a row');
+  });
+});
+
+describe('replay page decoded in slices of the event loop (issue 35)', () => {
+  /** page.length each time the event loop gets a turn, until `done` is set. */
+  function turnsSeen(page: ReplayPage, done: () => boolean): number[] {
+    const seen: number[] = [];
+    const look = () => {
+      seen.push(page.length);
+      if (!done()) setImmediate(look);
+    };
+    setImmediate(look);
+    return seen;
+  }
+
+  it('waits for a turn before the first row, then decodes 512 rows a turn when each slice is due', async () => {
+    const copies = 200; // 1,400 rows: two full slices of 512 and a last one of 376
+    const page = new ReplayPage(ASSETS, MARKETS);
+    let done = false;
+    const seen = turnsSeen(page, () => done);
+    // A slice of 0 ms is always due: the decoder gives the loop a turn at every check.
+    await new PageDecoder(page).pushInSlices(Buffer.concat(Array(copies).fill(bytes)), new LoopBreaks(0), new AbortController().signal);
+    done = true;
+    expect(seen).toEqual([0, 512, 1024]);
+    expect(page.length).toBe(EXPECTED.length * copies);
+    const rows = Array.from({ length: page.length }, (_, i) => [...page.row(i, [] as unknown as ReplayRow)]);
+    expect(rows).toEqual(Array.from({ length: copies }, () => EXPECTED).flat());
+  });
+
+  it('stops with the abort at the next slice: nothing more is decoded', async () => {
+    const page = new ReplayPage(ASSETS, MARKETS);
+    const abort = new AbortController();
+    let done = false;
+    const seen = turnsSeen(page, () => done);
+    setImmediate(() => setImmediate(() => abort.abort(new Error('client left'))));
+    const decoding = new PageDecoder(page).pushInSlices(Buffer.concat(Array(200).fill(bytes)), new LoopBreaks(0), abort.signal);
+    await expect(decoding).rejects.toThrow('client left');
+    done = true;
+    expect(page.length).toBe(512);
+    expect(seen[0]).toBe(0);
   });
 });
 

@@ -1,5 +1,6 @@
 import type { Level } from '../book/index.js';
 import { RowBinaryReader } from '../clickhouse/row-binary.js';
+import type { LoopBreaks } from '../event-loop.js';
 import type { ReplayRow } from './wire.js';
 
 /**
@@ -87,6 +88,9 @@ export class ReplayPage {
   }
 }
 
+/** Rows decoded between two looks at the clock (a mask: every 512 rows). */
+const ROWS_PER_CHECK = 511;
+
 /** Small reads (a sparse range, a test) stay small; a full window doubles to PAGE_CAP in a few steps. */
 const INITIAL_ROWS = 1024;
 
@@ -125,6 +129,24 @@ export class PageDecoder extends RowBinaryReader {
   push(chunk: Buffer): void {
     this.begin(chunk);
     while (this.next());
+  }
+
+  /**
+   * `push` in slices of the event loop: a page of PAGE_CAP rows is tens of ms of decoding, and the
+   * pages of many replays arrive together (30 starting at once held /healthz for 150–190 ms, issue
+   * 35). The first slice waits for a turn too, so pages that arrived in one poll are decoded one
+   * slice per turn, with the sockets between. Stops with the signal's reason once it is aborted.
+   */
+  async pushInSlices(chunk: Buffer, breaks: LoopBreaks, signal: AbortSignal): Promise<void> {
+    await breaks.turn();
+    signal.throwIfAborted();
+    this.begin(chunk);
+    for (let rows = 1; this.next(); rows++) {
+      if ((rows & ROWS_PER_CHECK) === 0 && breaks.due()) {
+        await breaks.turn();
+        signal.throwIfAborted();
+      }
+    }
   }
 
   /** Decodes one row into the page's next slot; the row counts only once all of it was read. */

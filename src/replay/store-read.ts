@@ -1,4 +1,5 @@
 import type { Engine } from '../clickhouse/engine.js';
+import { LoopBreaks } from '../event-loop.js';
 import { PageDecoder, ReplayPage } from './replay-page.js';
 import { bookEvent, changeItem, isMarketEvent, priceChange, type ReplayRow, tradeEvent } from './wire.js';
 
@@ -112,6 +113,8 @@ interface Read {
   markets: string[];
   marketEvents: readonly string[];
   signal: AbortSignal;
+  /** The read's slices of the event loop for decoding its pages. */
+  breaks: LoopBreaks;
 }
 
 /** The key a read continues after: the last row of a page the cap cut. */
@@ -139,7 +142,7 @@ async function readPage(read: Read, lo: number, hi: number, after: After | null,
   const rows = spare ?? new ReplayPage(read.assets, read.markets);
   rows.clear();
   const decoder = new PageDecoder(rows);
-  decoder.push(await read.engine.bytes(PAGE_SQL, 'RowBinary', { params, signal: read.signal }));
+  await decoder.pushInSlices(await read.engine.bytes(PAGE_SQL, 'RowBinary', { params, signal: read.signal }), read.breaks, read.signal);
   if (decoder.unfinished) throw new Error('replay read ended inside a row');
   return { rows, lo, hi };
 }
@@ -164,6 +167,7 @@ export async function* replayPages(
       markets: await marketsOf(engine, q.assets, abort.signal),
       marketEvents: q.custom ? CUSTOM_MARKET_EVENTS : MARKET_EVENTS,
       signal: abort.signal,
+      breaks: new LoopBreaks(),
     };
     let window = q.firstWindowMs ?? FIRST_WINDOW_MS;
     // Two pages take turns: one is read into while the consumer goes through the other. A page's
