@@ -9,7 +9,8 @@
  *      opened at once, /healthz probed while they start;
  *   2. 16 clients for `--duration` seconds: 3 point-in-time books, 2 tick-page walks, 2 candle readers,
  *      3 exports cancelled midway (ticks and book datasets, every format), 3 replays (some read, some
- *      stall), 3 MCP agents; /healthz probed every 100 ms on a fresh connection meanwhile;
+ *      stall), 3 MCP agents; /healthz probed every 100 ms on a fresh connection meanwhile, from a
+ *      thread of its own (the clients' work does not delay its timing);
  *   3. `--idle` seconds with nothing to do.
  * It prints the 5xx count, /healthz p50 / p99 / max (burst and load apart), the event loop's delay from
  * /metrics, and RSS at start, at its highest and after the idle time; exits 1 on a 5xx or a dead service.
@@ -22,6 +23,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import WebSocket from 'ws';
 import { openEmbeddedStore } from '../src/accounts/embedded-store.js';
 import { generateApiKey, hashApiKey } from '../src/auth/keys.js';
@@ -197,28 +199,43 @@ const midnight = Date.now() - (Date.now() % 86_400_000);
 const instant = () => between(first, last);
 
 /** /healthz on a fresh connection, as a load balancer's probe: milliseconds, or Infinity without a 200. */
-async function probe(): Promise<number> {
+/**
+ * /healthz every 100 ms on a fresh connection, from a thread of its own: the load's clients share this
+ * process's event loop (replays read at max speed, exports, JSON pages), and a probe timed on that loop
+ * counted their delays as the service's. A health checker is a process apart; so is this one's loop.
+ */
+const PROBER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { request } = require('node:http');
+let running = true;
+const ms = [];
+parentPort.on('message', () => (running = false));
+const probe = () => new Promise((resolve) => {
   const started = performance.now();
-  const a = await call('/healthz', { fresh: true });
-  return a.status === 200 ? performance.now() - started : Number.POSITIVE_INFINITY;
-}
+  const req = request({ host: '127.0.0.1', port: workerData.port, path: '/healthz', agent: false }, (res) => {
+    res.resume();
+    res.on('end', () => resolve(res.statusCode === 200 ? performance.now() - started : Infinity));
+  });
+  req.on('error', () => resolve(Infinity));
+  req.end();
+});
+(async () => {
+  while (running) {
+    ms.push(await probe());
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  parentPort.postMessage(ms);
+})();
+`;
 
 class Probes {
-  readonly ms: number[] = [];
-  private running = true;
-  private readonly done: Promise<void>;
-  constructor() {
-    this.done = (async () => {
-      while (this.running) {
-        this.ms.push(await probe());
-        await sleep(100);
-      }
-    })();
-  }
-  async stop() {
-    this.running = false;
-    await this.done;
-    return this.ms;
+  private readonly worker = new Worker(PROBER, { eval: true, workerData: { port } });
+  async stop(): Promise<number[]> {
+    const ms = new Promise<number[]>((resolve) => this.worker.once('message', resolve));
+    this.worker.postMessage('stop');
+    const out = await ms;
+    await this.worker.terminate();
+    return out;
   }
 }
 
