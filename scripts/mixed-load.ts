@@ -209,6 +209,9 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { request } = require('node:http');
 let running = true;
 const ms = [];
+const slow = [];
+let lateMax = 0;
+const t0 = performance.now();
 parentPort.on('message', () => (running = false));
 const probe = () => new Promise((resolve) => {
   const started = performance.now();
@@ -221,28 +224,41 @@ const probe = () => new Promise((resolve) => {
 });
 (async () => {
   while (running) {
-    ms.push(await probe());
+    const took = await probe();
+    ms.push(took);
+    if (took > 100) slow.push([Math.round((performance.now() - t0) / 100) / 10, Math.round(took * 10) / 10]);
+    // How late this thread's own timer fires: the machine's run queue, not the service.
+    const asleep = performance.now();
     await new Promise((r) => setTimeout(r, 100));
+    lateMax = Math.max(lateMax, performance.now() - asleep - 100);
   }
-  parentPort.postMessage(ms);
+  parentPort.postMessage({ ms, slow, lateMax });
 })();
 `;
 
+interface Probed {
+  ms: number[];
+  /** [seconds since the probes began, ms] of each probe over 100 ms. */
+  slow: [number, number][];
+  /** The prober's own 100 ms timer fired at most this late (ms): a busy machine delays it as it delays the probes. */
+  lateMax: number;
+}
+
 class Probes {
   private readonly worker = new Worker(PROBER, { eval: true, workerData: { port } });
-  async stop(): Promise<number[]> {
-    const ms = new Promise<number[]>((resolve) => this.worker.once('message', resolve));
+  async stop(): Promise<Probed> {
+    const out = new Promise<Probed>((resolve) => this.worker.once('message', resolve));
     this.worker.postMessage('stop');
-    const out = await ms;
+    const probed = await out;
     await this.worker.terminate();
-    return out;
+    return probed;
   }
 }
 
-function quantiles(ms: number[]) {
+function quantiles({ ms, slow, lateMax }: Probed) {
   const s = [...ms].sort((a, b) => a - b);
   const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? Number.NaN;
-  return { probes: s.length, p50: q(0.5), p99: q(0.99), max: s.at(-1) ?? Number.NaN, over100: s.filter((x) => x > 100).length };
+  return { probes: s.length, p50: q(0.5), p99: q(0.99), max: s.at(-1) ?? Number.NaN, over100: s.filter((x) => x > 100).length, slow, proberLateMax: lateMax };
 }
 
 async function eventLoopDelay(): Promise<Record<string, number>> {
@@ -425,6 +441,10 @@ console.log(
     `during the replay burst p99 ${burstHealthz.p99.toFixed(1)} ms, max ${burstHealthz.max.toFixed(1)} ms; event loop delay p99 ` +
     `${(loadLoop['q0.99'] ?? Number.NaN).toFixed(1)} ms, max since start ${maxDelayMs.toFixed(1)} ms; RSS start ${mb(rssStart)}, max ${mb(rssMax)}, ` +
     `after the load ${mb(rssAfterLoad)}, after ${IDLE_S} s idle ${mb(rssIdle)} (BOOK_CACHE_MB 256)${alive ? '' : `; the service DIED: ${exited}`}`,
+);
+console.log(
+  `probes over 100 ms [s into the load, ms]: ${JSON.stringify(loadHealthz.slow)}; the prober's own 100 ms timer late by at most ` +
+    `${loadHealthz.proberLateMax.toFixed(1)} ms (load), ${burstHealthz.proberLateMax.toFixed(1)} ms (burst)`,
 );
 agent.destroy();
 await stop();
