@@ -207,12 +207,7 @@ const instant = () => between(first, last);
 const PROBER = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { request } = require('node:http');
-let running = true;
-const ms = [];
-const slow = [];
-let lateMax = 0;
-const t0 = performance.now();
-parentPort.on('message', () => (running = false));
+let phase = null;
 const probe = () => new Promise((resolve) => {
   const started = performance.now();
   const req = request({ host: '127.0.0.1', port: workerData.port, path: '/healthz', agent: false }, (res) => {
@@ -222,18 +217,29 @@ const probe = () => new Promise((resolve) => {
   req.on('error', () => resolve(Infinity));
   req.end();
 });
-(async () => {
-  while (running) {
+async function run(p) {
+  while (!p.stopped) {
     const took = await probe();
-    ms.push(took);
-    if (took > 100) slow.push([Math.round((performance.now() - t0) / 100) / 10, Math.round(took * 10) / 10]);
+    if (p.warmup) {
+      if (--p.warmup === 0) parentPort.postMessage('warm');
+    } else {
+      p.ms.push(took);
+      if (took > 100) p.slow.push([Math.round((performance.now() - p.t0) / 100) / 10, Math.round(took * 10) / 10]);
+    }
     // How late this thread's own timer fires: the machine's run queue, not the service.
     const asleep = performance.now();
     await new Promise((r) => setTimeout(r, 100));
-    lateMax = Math.max(lateMax, performance.now() - asleep - 100);
+    if (!p.warmup) p.lateMax = Math.max(p.lateMax, performance.now() - asleep - 100);
   }
-  parentPort.postMessage({ ms, slow, lateMax });
-})();
+  parentPort.postMessage({ ms: p.ms, slow: p.slow, lateMax: p.lateMax });
+}
+parentPort.on('message', (cmd) => {
+  if (cmd === 'stop') phase.stopped = true;
+  else {
+    phase = { ms: [], slow: [], lateMax: 0, t0: performance.now(), stopped: false, warmup: cmd === 'warm' ? 5 : 0 };
+    run(phase);
+  }
+});
 `;
 
 interface Probed {
@@ -244,14 +250,32 @@ interface Probed {
   lateMax: number;
 }
 
+/** One prober thread for the run, warmed (its first requests load modules and open its first sockets: 100–200 ms). */
+const prober = new Worker(PROBER, { eval: true, workerData: { port } });
+prober.unref();
+
+function proberSays<T>(): Promise<T> {
+  return new Promise<T>((resolve) => prober.once('message', resolve));
+}
+
 class Probes {
-  private readonly worker = new Worker(PROBER, { eval: true, workerData: { port } });
+  static async warm(): Promise<void> {
+    const warm = proberSays<'warm'>();
+    prober.postMessage('warm');
+    await warm;
+    const done = proberSays<Probed>();
+    prober.postMessage('stop');
+    await done;
+  }
+
+  constructor() {
+    prober.postMessage('start');
+  }
+
   async stop(): Promise<Probed> {
-    const out = new Promise<Probed>((resolve) => this.worker.once('message', resolve));
-    this.worker.postMessage('stop');
-    const probed = await out;
-    await this.worker.terminate();
-    return probed;
+    const out = proberSays<Probed>();
+    prober.postMessage('stop');
+    return out;
   }
 }
 
@@ -374,6 +398,7 @@ const sampler = setInterval(() => (rssMax = Math.max(rssMax, rss())), 1000);
 console.log(`mixed load: service pid ${child.pid} on :${port} (${DEMO_TICKS} demo ticks), RSS ${mb(rssStart)} after start`);
 
 // 1. The burst: never-reading replays opened at once.
+await Probes.warm();
 await eventLoopDelay();
 const burstProbes = new Probes();
 const burst = free.slice(0, BURST).map((key) => {

@@ -1,4 +1,5 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { HistoryWindow } from '../auth/history-window.js';
@@ -46,8 +47,16 @@ const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
 
 const BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]));
 
+/**
+ * One JSON Schema validator for every request's server. The SDK makes a new Ajv (its formats and meta
+ * schemas compiled) for each Server it is not given one: 5–50 ms of the event loop per MCP request, as
+ * the route builds a server per request (the mixed load's MCP agents held /healthz behind it, issue
+ * 35). Our server asks it nothing (no elicitation); it holds no per-request state.
+ */
+const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
+
 export function buildMcpServer(deps: ToolDeps, caller: McpCaller): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: SCHEMA_VALIDATOR });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = BY_NAME.get(request.params.name);
