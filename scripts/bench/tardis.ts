@@ -99,31 +99,41 @@ export async function benchTardisReplay(ctx: BenchContext): Promise<BenchRow[]> 
     return { lines, ms: performance.now() - started };
   });
   const day = new Date(lo).toISOString().slice(0, 10);
-  const r = await tardisReplay(ctx.service.url, ctx.service.apiKey, ids, day);
+  // Best of two against the service, as the engine's read and the ceiling (a warm client) are: the
+  // first replay after the service starts also pays its cold caches and compiles.
+  const r = await bestReplay(2, () => tardisReplay(ctx.service.url, ctx.service.apiKey, ids, day));
   // The ceiling: the same client reading the same responses as static bytes. One replay through a
-  // recording proxy keeps every response (status, headers, body as sent); the next is answered from
-  // those alone, without the service.
+  // recording proxy keeps every response (status, headers, body as sent); the next ones are answered
+  // from those alone, without the service.
   const files = await staticCopy(ctx.service.url);
   await tardisReplay(files.url, ctx.service.apiKey, ids, day);
   files.serveRecorded();
-  const ceiling = await tardisReplay(files.url, ctx.service.apiKey, ids, day);
+  const ceiling = await bestReplay(2, () => tardisReplay(files.url, ctx.service.apiKey, ids, day));
   await files.close();
   if (ceiling.messages !== r.messages) throw new Error(`static replay yielded ${ceiling.messages} messages, the service ${r.messages}`);
   const engineRate = (engine.lines * 1000) / engine.ms;
   return [
     {
       workload: `tardis_dev.replay (Python), a day of all ${ids.length} assets: ${fmt(r.messages)} messages (engine: the day's ticks as JSON lines)`,
-      service: `${fmt(r.messages_per_s)} messages/s (${r.seconds.toFixed(1)} s)`,
+      service: `${fmt(r.messages_per_s)} messages/s (${r.seconds.toFixed(1)} s, best of 2)`,
       engine: `${fmt(engineRate)} rows/s`,
       ratio: (r.messages_per_s / engineRate).toFixed(2),
     },
     {
       workload: `tardis_dev.replay of the same day vs the same responses served as static files (${fmt(files.bytes / MB)} MB; the client's own ceiling)`,
       service: `${fmt(r.messages_per_s)} messages/s`,
-      engine: `${fmt(ceiling.messages_per_s)} messages/s (${ceiling.seconds.toFixed(1)} s)`,
+      engine: `${fmt(ceiling.messages_per_s)} messages/s (${ceiling.seconds.toFixed(1)} s, best of 2)`,
       ratio: `${(r.messages_per_s / ceiling.messages_per_s).toFixed(2)} (issue 39 target ≥ 0.5)`,
     },
   ];
+}
+
+/** The fastest of `n` replays. */
+function bestReplay(n: number, run: () => Promise<ReplayRun>): Promise<ReplayRun> {
+  return best(n, async () => {
+    const r = await run();
+    return { ...r, ms: r.seconds * 1000 };
+  });
 }
 
 interface ReplayRun {
