@@ -291,6 +291,8 @@ describe('a recorded Kalshi stream', () => {
       const got = await app.get(`/v1/orderbook?asset_id=kalshi:${A}&timestamp=${feedEnd + 30}&limit=100`);
       return got.status === 200 && (await got.json()).data.timestamp === feedEnd + 30;
     }, 'the delta after the gap stored');
+    // Ticks become visible before the batch's other tables (capture records) are written: wait for the whole batch.
+    await waitFor(() => recorder!.status().sink.pending === 0, 'every row of the batch stored');
 
     // The model: the fresh snapshot (which states the lost delta), then what followed it.
     const model: ModelBook = { yes: new Map(), no: new Map() };

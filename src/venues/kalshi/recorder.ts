@@ -173,14 +173,9 @@ export class KalshiRecorder {
     ws.on('unexpected-response', (_req, res) => {
       this.refused++;
       const status = res.statusCode ?? 0;
-      let body = '';
-      res.on('data', (chunk: Buffer) => {
-        body += chunk.toString('utf8');
-      });
-      res.on('end', () => {
-        const what = status === 401 || status === 403 ? 'Kalshi refused the API key on the WebSocket handshake' : 'Kalshi refused the WebSocket handshake';
-        log.error(what, { status, body: body.slice(0, 200), key_id: this.options.credentials.keyId });
-      });
+      const what = status === 401 || status === 403 ? 'Kalshi refused the API key on the WebSocket handshake' : 'Kalshi refused the WebSocket handshake';
+      log.error(what, { status, key_id: this.options.credentials.keyId });
+      res.resume();
       ws.terminate();
     });
     ws.on('open', () => {
