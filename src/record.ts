@@ -8,8 +8,8 @@ import { type Recorder, startRecorder } from './ingest/recorder/recorder.js';
 import { formatStatusLine } from './ingest/recorder/status.js';
 import { errorText, log, setLogLevel } from './log.js';
 import { metrics } from './metrics.js';
-import { KALSHI_RECORDER_USAGE, loadKalshiRecorderOptions } from './venues/kalshi/options.js';
 import { KalshiAuthError } from './venues/kalshi/markets.js';
+import { KALSHI_RECORDER_USAGE, loadKalshiRecorderOptions } from './venues/kalshi/options.js';
 import { type KalshiRecorder, startKalshiRecorder } from './venues/kalshi/recorder.js';
 
 /**
@@ -34,49 +34,49 @@ else if (venue !== 'polymarket') {
   process.stderr.write(`tickhouse: --venue must be polymarket or kalshi, not ${JSON.stringify(venue)}\n`);
   process.exit(1);
 } else
-await runCli(async () => {
-  const config = loadConfig();
-  setLogLevel(config.LOG_LEVEL);
-  const options = loadRecorderOptions(process.env, argv);
-  const engine = createEngine(config);
-  log.info('clickhouse backend', { backend: engine.backend, location: engine.location });
-  await runMigrations(engine);
+  await runCli(async () => {
+    const config = loadConfig();
+    setLogLevel(config.LOG_LEVEL);
+    const options = loadRecorderOptions(process.env, argv);
+    const engine = createEngine(config);
+    log.info('clickhouse backend', { backend: engine.backend, location: engine.location });
+    await runMigrations(engine);
 
-  const metricsServer = options.metricsPort
-    ? createServer((req, res) => {
-        if (req.url === '/metrics') res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics.render());
-        else res.writeHead(404).end();
-      }).listen(options.metricsPort, () => log.info('recorder metrics', { url: `http://localhost:${options.metricsPort}/metrics` }))
-    : null;
+    const metricsServer = options.metricsPort
+      ? createServer((req, res) => {
+          if (req.url === '/metrics') res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics.render());
+          else res.writeHead(404).end();
+        }).listen(options.metricsPort, () => log.info('recorder metrics', { url: `http://localhost:${options.metricsPort}/metrics` }))
+      : null;
 
-  let recorder: Recorder | null = null;
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) {
-      log.error('second signal: exiting without waiting for the buffer', { signal, pending_rows: recorder?.status().sink.pending ?? 0 });
-      process.exit(1);
-    }
-    stopping = true;
-    log.info('recorder shutting down', { signal });
-    // Still discovering: no frame has been received, and metadata is fetched again on the next start.
-    if (!recorder) process.exit(0);
-    recorder
-      .stop()
-      .then(async () => {
-        metricsServer?.close();
-        await engine.close();
-        process.exit(0);
-      })
-      .catch((err) => {
-        log.error('recorder shutdown failed', { error: errorText(err) });
+    let recorder: Recorder | null = null;
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) {
+        log.error('second signal: exiting without waiting for the buffer', { signal, pending_rows: recorder?.status().sink.pending ?? 0 });
         process.exit(1);
-      });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+      }
+      stopping = true;
+      log.info('recorder shutting down', { signal });
+      // Still discovering: no frame has been received, and metadata is fetched again on the next start.
+      if (!recorder) process.exit(0);
+      recorder
+        .stop()
+        .then(async () => {
+          metricsServer?.close();
+          await engine.close();
+          process.exit(0);
+        })
+        .catch((err) => {
+          log.error('recorder shutdown failed', { error: errorText(err) });
+          process.exit(1);
+        });
+    };
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
+    process.on('SIGINT', () => shutdown('SIGINT'));
 
-  recorder = await startRecorder(engine, options, { onStatus: (r) => process.stdout.write(`${formatStatusLine(r)}\n`) });
-});
+    recorder = await startRecorder(engine, options, { onStatus: (r) => process.stdout.write(`${formatStatusLine(r)}\n`) });
+  });
 
 /** `--venue kalshi`: the Kalshi recorder as its own process, with the same shutdown as the Polymarket one. */
 async function recordKalshi(): Promise<void> {

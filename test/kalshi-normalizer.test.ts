@@ -49,7 +49,10 @@ function run(lines: readonly string[], receivedAt?: number) {
   return { n, ticks: ticks.map(tick), snapshots, checks, captures, gaps };
 }
 
-const lines = (file: string) => readFileSync(fixturePath(`kalshi/${file}`), 'utf8').split('\n').filter(Boolean);
+const lines = (file: string) =>
+  readFileSync(fixturePath(`kalshi/${file}`), 'utf8')
+    .split('\n')
+    .filter(Boolean);
 
 describe('kalshi ids', () => {
   it('name a market kalshi:<ticker> and read it back; Polymarket ids are not Kalshi ids', () => {
@@ -70,7 +73,12 @@ describe('fixed-point fields', () => {
       800, 9600, 9999, 10_000, -1, -1,
     ]);
     expect([countUnits('300.00'), countUnits('-54.00'), countUnits('2.5'), countUnits('0.01'), countUnits('1.001'), countUnits(5)]).toEqual([
-      30_000, -5400, 250, 1, NaN, NaN,
+      30_000,
+      -5400,
+      250,
+      1,
+      NaN,
+      NaN,
     ]);
   });
 });
@@ -103,7 +111,18 @@ describe("Kalshi's AsyncAPI examples", () => {
     expect(ticks).toEqual([
       { asset_id: FED, t: T0, event: 'book', best_bid: 0.22, best_ask: 0.44, price: 0, size: 0, book_side: '', side: 'YES', local_t: T0 * 1000 },
       // -54 at a YES price with no level: the level's new size is 0 (nothing rests there).
-      { asset_id: FED, t: 1_669_149_841_000, event: 'price_change', best_bid: 0.22, best_ask: 0.44, price: 0.96, size: 0, book_side: 'BUY', side: 'YES', local_t: T0 * 1000 },
+      {
+        asset_id: FED,
+        t: 1_669_149_841_000,
+        event: 'price_change',
+        best_bid: 0.22,
+        best_ask: 0.44,
+        price: 0.96,
+        size: 0,
+        book_side: 'BUY',
+        side: 'YES',
+        local_t: T0 * 1000,
+      },
       {
         asset_id: 'kalshi:HIGHNY-22DEC23-B53.5',
         t: 1_669_149_841_000,
@@ -130,10 +149,54 @@ describe('a recorded session (stream.jsonl)', () => {
   it('keeps both ladders exactly: deltas add to levels, empty them, open one at 0.9999 (an ask at 0.0001)', () => {
     expect(ticks).toEqual([
       { asset_id: A, t: base + 100, event: 'book', best_bid: 0.43, best_ask: 0.44, price: 0, size: 0, book_side: '', side: 'YES', local_t: us(base + 100) },
-      { asset_id: A, t: base + 200, event: 'price_change', best_bid: 0.43, best_ask: 0.44, price: 0.43, size: 7.75, book_side: 'BUY', side: 'YES', local_t: us(base + 205) },
-      { asset_id: A, t: base + 300, event: 'price_change', best_bid: 0.43, best_ask: 0.45, price: 0.44, size: 0, book_side: 'SELL', side: 'YES', local_t: us(base + 305) },
-      { asset_id: A, t: base + 400, event: 'price_change', best_bid: 0.43, best_ask: 0.0001, price: 0.0001, size: 3, book_side: 'SELL', side: 'YES', local_t: us(base + 405) },
-      { asset_id: A, t: base + 500, event: 'last_trade_price', best_bid: 0.43, best_ask: 0.0001, price: 0.43, size: 2, book_side: 'BUY', side: 'YES', local_t: us(base + 505) },
+      {
+        asset_id: A,
+        t: base + 200,
+        event: 'price_change',
+        best_bid: 0.43,
+        best_ask: 0.44,
+        price: 0.43,
+        size: 7.75,
+        book_side: 'BUY',
+        side: 'YES',
+        local_t: us(base + 205),
+      },
+      {
+        asset_id: A,
+        t: base + 300,
+        event: 'price_change',
+        best_bid: 0.43,
+        best_ask: 0.45,
+        price: 0.44,
+        size: 0,
+        book_side: 'SELL',
+        side: 'YES',
+        local_t: us(base + 305),
+      },
+      {
+        asset_id: A,
+        t: base + 400,
+        event: 'price_change',
+        best_bid: 0.43,
+        best_ask: 0.0001,
+        price: 0.0001,
+        size: 3,
+        book_side: 'SELL',
+        side: 'YES',
+        local_t: us(base + 405),
+      },
+      {
+        asset_id: A,
+        t: base + 500,
+        event: 'last_trade_price',
+        best_bid: 0.43,
+        best_ask: 0.0001,
+        price: 0.43,
+        size: 2,
+        book_side: 'BUY',
+        side: 'YES',
+        local_t: us(base + 505),
+      },
       // The delta after the gap is not applied; the new subscription's snapshot replaces the book.
       { asset_id: A, t: base + 710, event: 'book', best_bid: 0.4, best_ask: 1, price: 0, size: 0, book_side: '', side: 'YES', local_t: us(base + 710) },
     ]);

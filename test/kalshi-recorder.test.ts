@@ -71,7 +71,10 @@ interface ModelBook {
 /** The book as tickhouse serves it: bids = YES bids (best first), asks = 1 − NO bids (best = lowest first). */
 function served(book: ModelBook) {
   const bids = [...book.yes].sort((a, b) => b[0] - a[0]).map(([p, c]) => ({ price: p / 10_000, size: c / 100 }));
-  const asks = [...book.no].map(([p, c]) => [10_000 - p, c]).sort((a, b) => a[0] - b[0]).map(([p, c]) => ({ price: p / 10_000, size: c / 100 }));
+  const asks = [...book.no]
+    .map(([p, c]) => [10_000 - p, c])
+    .sort((a, b) => a[0] - b[0])
+    .map(([p, c]) => ({ price: p / 10_000, size: c / 100 }));
   return { bids, asks, best_bid: bids[0]?.price ?? 0, best_ask: asks[0]?.price ?? 1 };
 }
 
@@ -84,10 +87,21 @@ function modelEvents(sent: readonly string[]): ModelEvent[] {
   const out: ModelEvent[] = [];
   for (const text of sent) {
     const m = JSON.parse(text);
-    if (m.type === 'orderbook_snapshot') out.push({ kind: 'snapshot', ticker: m.msg.market_ticker, sid: m.sid, yes: m.msg.yes_dollars_fp ?? [], no: m.msg.no_dollars_fp ?? [] });
+    if (m.type === 'orderbook_snapshot')
+      out.push({ kind: 'snapshot', ticker: m.msg.market_ticker, sid: m.sid, yes: m.msg.yes_dollars_fp ?? [], no: m.msg.no_dollars_fp ?? [] });
     else if (m.type === 'orderbook_delta')
-      out.push({ kind: 'delta', ticker: m.msg.market_ticker, sid: m.sid, seq: m.seq, t: m.msg.ts_ms, side: m.msg.side, price: m.msg.price_dollars, delta: m.msg.delta_fp });
-    else if (m.type === 'trade') out.push({ kind: 'trade', ticker: m.msg.market_ticker, t: m.msg.ts_ms, price: m.msg.yes_price_dollars, count: m.msg.count_fp, taker: m.msg.taker_side });
+      out.push({
+        kind: 'delta',
+        ticker: m.msg.market_ticker,
+        sid: m.sid,
+        seq: m.seq,
+        t: m.msg.ts_ms,
+        side: m.msg.side,
+        price: m.msg.price_dollars,
+        delta: m.msg.delta_fp,
+      });
+    else if (m.type === 'trade')
+      out.push({ kind: 'trade', ticker: m.msg.market_ticker, t: m.msg.ts_ms, price: m.msg.yes_price_dollars, count: m.msg.count_fp, taker: m.msg.taker_side });
   }
   return out;
 }
@@ -138,7 +152,14 @@ function sendFeed(n: number, t0: number, seed: number): { end: number } {
     const resting = ladder.get(price) ?? 0;
     // Adds, partial cancels, exact removals and over-removals (a level never goes below nothing).
     const r = rand();
-    const delta = resting === 0 || r < 0.55 ? 1 + Math.floor(rand() * 100000) : r < 0.8 ? -Math.max(1, Math.floor(resting * rand())) : r < 0.95 ? -resting : -(resting + 500);
+    const delta =
+      resting === 0 || r < 0.55
+        ? 1 + Math.floor(rand() * 100000)
+        : r < 0.8
+          ? -Math.max(1, Math.floor(resting * rand()))
+          : r < 0.95
+            ? -resting
+            : -(resting + 500);
     ladder.set(price, Math.max(0, resting + delta));
     const fp = `${delta < 0 ? '-' : ''}${Math.floor(Math.abs(delta) / 100)}.${String(Math.abs(delta) % 100).padStart(2, '0')}`;
     expect(server.delta(ticker, side, price, fp, t)).toBe(true);
@@ -214,7 +235,10 @@ describe('a recorded Kalshi stream', () => {
     const rand = seeded(7);
     const instants = Array.from({ length: INSTANTS }, (_, i) => ({
       ticker: TICKERS[i % 3],
-      at: i % 10 === 0 ? (sent.filter((e) => e.kind === 'delta')[Math.floor(rand() * 1000)] as { t: number }).t : feedStart + Math.floor(rand() * (feedEnd - feedStart + 50)),
+      at:
+        i % 10 === 0
+          ? (sent.filter((e) => e.kind === 'delta')[Math.floor(rand() * 1000)] as { t: number }).t
+          : feedStart + Math.floor(rand() * (feedEnd - feedStart + 50)),
     }));
     let compared = 0;
     for (const { ticker, at } of instants) {
@@ -239,7 +263,16 @@ describe('a recorded Kalshi stream', () => {
       const s = served(model);
       if (e.kind === 'snapshot') return { event: 'book', price: 0, size: 0, best_bid: s.best_bid, best_ask: s.best_ask, book_side: '', taker_side: '' };
       if (e.kind === 'trade') {
-        return { t: e.t, event: 'last_trade_price', price: fixed(e.price, 4) / 10_000, size: fixed(e.count, 2) / 100, best_bid: s.best_bid, best_ask: s.best_ask, book_side: '', taker_side: e.taker === 'yes' ? 'buy' : 'sell' };
+        return {
+          t: e.t,
+          event: 'last_trade_price',
+          price: fixed(e.price, 4) / 10_000,
+          size: fixed(e.count, 2) / 100,
+          best_bid: s.best_bid,
+          best_ask: s.best_ask,
+          book_side: '',
+          taker_side: e.taker === 'yes' ? 'buy' : 'sell',
+        };
       }
       const ladder = e.side === 'yes' ? model.yes : model.no;
       const level = fixed(e.price, 4);
@@ -254,7 +287,9 @@ describe('a recorded Kalshi stream', () => {
         taker_side: '',
       };
     });
-    const body = await json(await app.get(`/v1/ticks?asset_id=kalshi:${ticker}&start=${feedStart - 600_000}&end=${feedEnd + 1}&limit=100000&fields=book_side,taker_side`));
+    const body = await json(
+      await app.get(`/v1/ticks?asset_id=kalshi:${ticker}&start=${feedStart - 600_000}&end=${feedEnd + 1}&limit=100000&fields=book_side,taker_side`),
+    );
     const got = body.data.map(({ t, event, price, size, best_bid, best_ask, book_side, taker_side, side }: Record<string, unknown>) => ({
       ...(event === 'book' ? {} : { t }),
       event,
@@ -314,7 +349,8 @@ describe('a recorded Kalshi stream', () => {
           { params: { a: `kalshi:${asset}` } },
         )
       ).map((r) => ({ kind: r.kind, t: Number(r.ms) }));
-    for (const asset of [A, B]) expect((await records(asset)).map((r) => r.kind)).toEqual(['subscribe', 'open', 'resync', 'close', 'subscribe', 'open', 'resync']);
+    for (const asset of [A, B])
+      expect((await records(asset)).map((r) => r.kind)).toEqual(['subscribe', 'open', 'resync', 'close', 'subscribe', 'open', 'resync']);
     expect((await records(C)).map((r) => r.kind)).toEqual(['subscribe', 'open', 'resync']);
     const a = await records(A);
     const closed = a[3].t;

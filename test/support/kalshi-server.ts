@@ -152,6 +152,33 @@ export async function startKalshiServer(key: KeyObject, pageSize = 2): Promise<K
     send(sub, 'orderbook_snapshot', msg);
   }
 
+  function onCommand(ws: WebSocket, command: Record<string, any>) {
+    server.commands.push(command);
+    const { id, cmd, params } = command;
+    if (cmd === 'subscribe') subscribe(ws, id, params);
+    else if (cmd === 'unsubscribe') unsubscribe(ws, id, params.sids);
+    else sendText(ws, JSON.stringify({ id, type: 'error', msg: { code: 5, msg: 'Unknown command' } }));
+  }
+
+  function subscribe(ws: WebSocket, id: number, params: { channels: string[]; market_tickers?: string[]; market_ticker?: string }) {
+    const tickers = params.market_tickers ?? (params.market_ticker ? [params.market_ticker] : []);
+    for (const channel of params.channels) {
+      const sub: Sub = { sid: nextSid++, channel, tickers, seq: 0, ws };
+      subs.push(sub);
+      sendText(ws, JSON.stringify({ id, type: 'subscribed', msg: { channel, sid: sub.sid } }));
+      if (channel === 'orderbook_delta') for (const t of tickers) snapshot(sub, t);
+    }
+  }
+
+  function unsubscribe(ws: WebSocket, id: number, sids: number[]) {
+    for (const sid of sids) {
+      const i = subs.findIndex((s) => s.sid === sid && s.ws === ws);
+      if (i < 0) continue;
+      const [sub] = subs.splice(i, 1);
+      sendText(ws, JSON.stringify({ id, sid, seq: sub.seq + 1, type: 'unsubscribed' }));
+    }
+  }
+
   function authorized(req: IncomingMessage, method: string, path: string): boolean {
     const key = req.headers['kalshi-access-key'];
     const signature = req.headers['kalshi-access-signature'];
@@ -176,7 +203,9 @@ export async function startKalshiServer(key: KeyObject, pageSize = 2): Promise<K
     const url = new URL(req.url ?? '/', 'http://localhost');
     server.requests.push(`${req.method} ${url.pathname}${url.search}`);
     if (!authorized(req, req.method ?? 'GET', url.pathname)) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'authentication_error', message: 'authentication error' } }));
+      res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { code: 'authentication_error', message: 'authentication error' } }));
       return;
     }
     if (req.method !== 'GET' || url.pathname !== '/trade-api/v2/markets') {
@@ -205,29 +234,7 @@ export async function startKalshiServer(key: KeyObject, pageSize = 2): Promise<K
         sockets.delete(ws);
         for (let i = subs.length - 1; i >= 0; i--) if (subs[i].ws === ws) subs.splice(i, 1);
       });
-      ws.on('message', (data) => {
-        const command = JSON.parse(data.toString());
-        server.commands.push(command);
-        const { id, cmd, params } = command;
-        if (cmd === 'subscribe') {
-          const tickers: string[] = params.market_tickers ?? (params.market_ticker ? [params.market_ticker] : []);
-          for (const channel of params.channels as string[]) {
-            const sub: Sub = { sid: nextSid++, channel, tickers, seq: 0, ws };
-            subs.push(sub);
-            sendText(ws, JSON.stringify({ id, type: 'subscribed', msg: { channel, sid: sub.sid } }));
-            if (channel === 'orderbook_delta') for (const t of tickers) snapshot(sub, t);
-          }
-        } else if (cmd === 'unsubscribe') {
-          for (const sid of params.sids as number[]) {
-            const i = subs.findIndex((s) => s.sid === sid && s.ws === ws);
-            if (i < 0) continue;
-            const [sub] = subs.splice(i, 1);
-            sendText(ws, JSON.stringify({ id, sid, seq: sub.seq + 1, type: 'unsubscribed' }));
-          }
-        } else {
-          sendText(ws, JSON.stringify({ id, type: 'error', msg: { code: 5, msg: 'Unknown command' } }));
-        }
-      });
+      ws.on('message', (data) => onCommand(ws, JSON.parse(data.toString())));
     });
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));

@@ -25,7 +25,8 @@ export async function fetchMarkets(restUrl: string, credentials: KalshiCredentia
     else url.searchParams.set('status', 'open');
     if (cursor) url.searchParams.set('cursor', cursor);
     const res = await fetch(url, { headers: { accept: 'application/json', ...signedHeaders(credentials, 'GET', url.pathname) } });
-    if (res.status === 401 || res.status === 403) throw new KalshiAuthError(`Kalshi refused the API key (HTTP ${res.status} from GET ${url.pathname}): ${(await res.text()).slice(0, 200)}`);
+    if (res.status === 401 || res.status === 403)
+      throw new KalshiAuthError(`Kalshi refused the API key (HTTP ${res.status} from GET ${url.pathname}): ${(await res.text()).slice(0, 200)}`);
     if (!res.ok) throw new Error(`Kalshi GET ${url.pathname} answered HTTP ${res.status}`);
     const body: unknown = await res.json();
     if (!isRecord(body) || !Array.isArray(body.markets)) throw new Error(`Kalshi GET ${url.pathname}: no markets array in the answer`);

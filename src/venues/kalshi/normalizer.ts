@@ -232,7 +232,17 @@ export class KalshiNormalizer {
     m.no = no;
     m.book = book;
     m.lastT = t;
-    const seq = this.emitTick({ asset_id: asset, t, event: 'book', best_bid: book.bestBid(), best_ask: book.bestAsk(), price: 0, size: 0, book_side: '', market: asset });
+    const seq = this.emitTick({
+      asset_id: asset,
+      t,
+      event: 'book',
+      best_bid: book.bestBid(),
+      best_ask: book.bestAsk(),
+      price: 0,
+      size: 0,
+      book_side: '',
+      market: asset,
+    });
     this.emitSnapshot(m, t, seq, 0);
     const verdict = differing < 0 ? 'unchecked' : differing === 0 ? 'verified' : 'drifted';
     this.sink.bookCheck({ asset_id: asset, t, seq, verdict, levels_differing: Math.max(0, differing) });

@@ -63,13 +63,18 @@ export function loadKalshiRecorderOptions(env: NodeJS.ProcessEnv = process.env, 
   // The shared recorder settings (batches, retries, intervals) are read by the one schema; the Kalshi ones here.
   const { RECORDER_ASSETS: _polymarketAssets, KALSHI_WS_URL: wsUrl, KALSHI_REST_URL: restUrl, ...shared } = merged;
   const c = parseEnvironment(shared, 'recorder configuration');
-  const given = merged.RECORDER_ASSETS?.split(',').map((s) => s.trim()).filter(Boolean);
+  const given = merged.RECORDER_ASSETS?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if ((values.all === true) === (given !== undefined && given.length > 0)) {
     throw new ConfigError(`the recorder needs exactly one of --all or --assets <ticker,...>\n${KALSHI_RECORDER_USAGE}`);
   }
   const tickers = given?.map((a) => (isKalshiAssetId(a) ? tickerOf(a) : a)) ?? null;
   for (const t of tickers ?? []) if (!/^[A-Za-z0-9._-]{1,100}$/.test(t)) throw new ConfigError(`--assets: ${JSON.stringify(t)} is not a Kalshi market ticker`);
-  for (const [name, url] of [['KALSHI_WS_URL', wsUrl], ['KALSHI_REST_URL', restUrl]] as const) {
+  for (const [name, url] of [
+    ['KALSHI_WS_URL', wsUrl],
+    ['KALSHI_REST_URL', restUrl],
+  ] as const) {
     if (url !== undefined && url !== '' && !URL.canParse(url)) throw new ConfigError(`Invalid recorder configuration: ${name} must be a URL`);
   }
   const credentials = loadCredentials(env);

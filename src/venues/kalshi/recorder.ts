@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import type { Engine } from '../../clickhouse/engine.js';
-import { errorText, log } from '../../log.js';
 import { type CaptureRecord, captureLine } from '../../ingest/capture-record.js';
+import type { RowSink } from '../../ingest/normalizer.js';
 import { receivedNow, receiveTimePrefix } from '../../ingest/receive-time.js';
 import { BufferedSink, type SinkStats } from '../../ingest/recorder/buffered-sink.js';
 import { FrameArchive } from '../../ingest/recorder/frame-archive.js';
 import { clockSeq } from '../../ingest/recorder/recorder.js';
 import { ResyncTracker } from '../../ingest/recorder/resync.js';
-import type { RowSink } from '../../ingest/normalizer.js';
+import { errorText, log } from '../../log.js';
 import { signedHeaders } from './auth.js';
 import { kalshiAssetId } from './ids.js';
 import { fetchMarkets, KalshiAuthError } from './markets.js';
@@ -74,7 +74,7 @@ export class KalshiRecorder {
   private stopping: Promise<void> | null = null;
 
   constructor(
-    private readonly engine: Engine,
+    engine: Engine,
     private readonly options: KalshiRecorderOptions,
   ) {
     this.sink = new BufferedSink(engine, {
@@ -103,7 +103,14 @@ export class KalshiRecorder {
     if (this.options.statusIntervalMs > 0)
       this.statusTimer = setInterval(() => {
         const s = this.status();
-        log.info('kalshi recorder status', { frames: s.frames, assets: s.assets, live: s.live, stored_ticks: s.sink.stored.ticks, pending: s.sink.pending, gaps: s.normalizer.gaps });
+        log.info('kalshi recorder status', {
+          frames: s.frames,
+          assets: s.assets,
+          live: s.live,
+          stored_ticks: s.sink.stored.ticks,
+          pending: s.sink.pending,
+          gaps: s.normalizer.gaps,
+        });
       }, this.options.statusIntervalMs);
   }
 
