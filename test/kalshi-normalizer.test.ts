@@ -204,7 +204,8 @@ describe('a recorded session (stream.jsonl)', () => {
 
   it('reports the seq gap once, with the markets of the subscription, and skips that subscription after it', () => {
     expect(gaps).toEqual([{ sid: 1, expected: 5, got: 6, assets: [A] }]);
-    expect(n.stats).toMatchObject({ gaps: 1, skipped: 1, malformed: 0, snapshots: 2 });
+    // The message after the gap on the stopped subscription is skipped too, not reported as a second gap.
+    expect(n.stats).toMatchObject({ gaps: 1, skipped: 2, malformed: 0, snapshots: 2 });
   });
 
   it('stores both snapshots, the second drift-checked against the book the deltas kept', () => {
@@ -227,6 +228,12 @@ describe('a recorded session (stream.jsonl)', () => {
       ['unchecked', 0],
       ['drifted', 5],
     ]);
+  });
+
+  it('skips a delta of a market with no snapshot yet: its level size is unknown', () => {
+    const early = run(['{"type":"orderbook_delta","sid":9,"seq":1,"msg":{"market_ticker":"X","market_id":"m","price_dollars":"0.5000","delta_fp":"3.00","side":"yes","ts_ms":1}}']);
+    expect(early.ticks).toEqual([]);
+    expect(early.n.stats).toMatchObject({ skipped: 1, malformed: 0, ticks: 0 });
   });
 
   it('counts a message missing a required field as malformed and goes on', () => {
