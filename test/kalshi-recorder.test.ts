@@ -1,16 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileSeq } from '../src/ingest/normalizer.js';
+import { BatchWriter } from '../src/ingest/writer.js';
 import { KalshiAuthError } from '../src/venues/kalshi/markets.js';
+import { KalshiNormalizer } from '../src/venues/kalshi/normalizer.js';
 import type { KalshiRecorderOptions } from '../src/venues/kalshi/options.js';
 import { type KalshiRecorder, startKalshiRecorder } from '../src/venues/kalshi/recorder.js';
 import { type DataApp, startDataApp } from './support/data-app.js';
 import { type KalshiServer, kalshiMarket, seeded, startKalshiServer } from './support/kalshi-server.js';
-import { captureLog, waitFor } from './support/recorder-harness.js';
+import { captureLog, storedRows, truncateIngestTables, waitFor } from './support/recorder-harness.js';
 import { json } from './support/ticks-fixture.js';
 
 /**
@@ -361,12 +365,33 @@ describe('a recorded Kalshi stream', () => {
     expect(coverage.reconnects).toContainEqual({ t: reopened, resynced: true });
   });
 
-  it('archives every message with its receive time, as kalshi-YYYY-MM-DD.jsonl.gz', async () => {
+  it('archives every message with its receive time (kalshi-YYYY-MM-DD.jsonl.gz): pushed through the normalizer again, the archive stores the same rows', async () => {
     await recorder!.stop();
-    const files = readdirSync(dir);
-    expect(files.every((f) => /^kalshi-\d{4}-\d{2}-\d{2}\.jsonl\.gz$/.test(f))).toBe(true);
-    expect(files.length).toBeGreaterThan(0);
     recorder = null;
+    const files = readdirSync(dir).sort();
+    expect(files.length).toBeGreaterThan(0);
+    expect(files.every((f) => /^kalshi-\d{4}-\d{2}-\d{2}\.jsonl\.gz$/.test(f))).toBe(true);
+    const engine = app.deps.engine;
+    const live = await storedRows(engine);
+    const captures = async () =>
+      engine.rows(`SELECT asset_id, toUnixTimestamp64Milli(t) AS t, run, socket, toString(kind) AS kind FROM capture_events ORDER BY asset_id, t, seq
+        SETTINGS output_format_json_quote_64bit_integers = 0`);
+    const liveCaptures = await captures();
+    await truncateIngestTables(engine);
+    const writer = new BatchWriter(engine, { sourceId: 'kalshi-archive' });
+    const normalizer = new KalshiNormalizer(writer, { seq: fileSeq('kalshi-archive') });
+    for (const file of files)
+      for (const line of gunzipSync(readFileSync(join(dir, file)))
+        .toString('utf8')
+        .split('\n'))
+        normalizer.push(line);
+    await writer.flush();
+    const replayed = await storedRows(engine);
+    expect(normalizer.stats).toMatchObject({ malformed: 0, gaps: 1 });
+    expect(replayed.ticks).toEqual(live.ticks);
+    expect(replayed.snapshots).toEqual(live.snapshots);
+    expect(await captures()).toEqual(liveCaptures);
+    expect(live.ticks.length).toBeGreaterThan(4000);
   });
 });
 
