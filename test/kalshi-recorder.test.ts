@@ -420,7 +420,12 @@ describe('a key Kalshi does not accept', () => {
       expect(recorder.status().refused).toBeGreaterThanOrEqual(1);
       // Accepted again, it reconnects and resubscribes.
       server.setPublicKey(keys.publicKey);
+      const books = recorder.status().normalizer.snapshots;
       await waitFor(() => recorder!.status().connected && recorder!.status().assets === 1, 'the reconnection');
+      // The new connection numbers its subscriptions from 1 again: its snapshot is a fresh start, not a seq gap.
+      await waitFor(() => recorder!.status().normalizer.snapshots === books + 1, 'the snapshot of the new connection');
+      expect(recorder.status().normalizer).toMatchObject({ gaps: 0, skipped: 0 });
+      expect(recorder.status().resubscribes).toBe(0);
     } finally {
       log.stop();
       server.setPublicKey(keys.publicKey);

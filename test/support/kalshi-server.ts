@@ -77,7 +77,7 @@ export async function startKalshiServer(key: KeyObject, pageSize = 2): Promise<K
   const subs: Sub[] = [];
   const sockets = new Set<WebSocket>();
   const lose = new Set<string>();
-  let nextSid = 1;
+  const sids = new Map<WebSocket, number>();
   const server: KalshiServer = {
     restUrl: '',
     wsUrl: '',
@@ -163,7 +163,10 @@ export async function startKalshiServer(key: KeyObject, pageSize = 2): Promise<K
   function subscribe(ws: WebSocket, id: number, params: { channels: string[]; market_tickers?: string[]; market_ticker?: string }) {
     const tickers = params.market_tickers ?? (params.market_ticker ? [params.market_ticker] : []);
     for (const channel of params.channels) {
-      const sub: Sub = { sid: nextSid++, channel, tickers, seq: 0, ws };
+      // Subscription ids are numbered per connection, from 1.
+      const sid = (sids.get(ws) ?? 0) + 1;
+      sids.set(ws, sid);
+      const sub: Sub = { sid, channel, tickers, seq: 0, ws };
       subs.push(sub);
       sendText(ws, JSON.stringify({ id, type: 'subscribed', msg: { channel, sid: sub.sid } }));
       if (channel === 'orderbook_delta') for (const t of tickers) snapshot(sub, t);

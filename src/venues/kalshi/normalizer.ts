@@ -192,6 +192,8 @@ export class KalshiNormalizer {
       this.onTrade(message.msg);
     } else if (typeof type === 'string' && CONTROL.has(type)) {
       events.control++;
+      // A subscription starts its seq afresh; sids are numbered per connection, so a new connection reuses them.
+      if (type === 'subscribed' && isRecord(message.msg) && Number.isSafeInteger(message.msg.sid)) this.subscriptions.delete(message.msg.sid as number);
     } else {
       events.other++;
     }
