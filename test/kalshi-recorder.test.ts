@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { fileSeq } from '../src/ingest/normalizer.js';
 import { BatchWriter } from '../src/ingest/writer.js';
+import { signedHeaders } from '../src/venues/kalshi/auth.js';
 import { KalshiAuthError } from '../src/venues/kalshi/markets.js';
 import { KalshiNormalizer } from '../src/venues/kalshi/normalizer.js';
 import type { KalshiRecorderOptions } from '../src/venues/kalshi/options.js';
@@ -392,6 +394,40 @@ describe('a recorded Kalshi stream', () => {
     expect(replayed.snapshots).toEqual(live.snapshots);
     expect(await captures()).toEqual(liveCaptures);
     expect(live.ticks.length).toBeGreaterThan(4000);
+  });
+});
+
+describe('the local Kalshi server', () => {
+  it("answers Kalshi's own subscribe examples (market_ticker and market_tickers) as the AsyncAPI document says", async () => {
+    const commands = readFileSync(new URL('./fixtures/kalshi/commands.jsonl', import.meta.url), 'utf8')
+      .split('\n')
+      .filter(Boolean);
+    const ws = new WebSocket(server.wsUrl, { headers: signedHeaders({ keyId: 'k', privateKey: keys.privateKey }, 'GET', '/trade-api/ws/v2') });
+    const got: Record<string, unknown>[] = [];
+    ws.on('message', (data) => got.push(JSON.parse(data.toString())));
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    for (const c of commands) ws.send(c);
+    await waitFor(() => got.length === 6, 'the answers');
+    ws.close();
+    const snapshot = (ticker: string, sid: number, seq: number) => ({
+      type: 'orderbook_snapshot',
+      sid,
+      seq,
+      msg: { market_ticker: ticker, market_id: expect.any(String) },
+    });
+    expect(got).toEqual([
+      { id: 1, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 1 } },
+      snapshot('CPI-22DEC-TN0.1', 1, 1),
+      { id: 2, type: 'subscribed', msg: { channel: 'orderbook_delta', sid: 2 } },
+      expect.objectContaining({
+        type: 'orderbook_snapshot',
+        sid: 2,
+        seq: 1,
+        msg: expect.objectContaining({ market_ticker: 'FED-23DEC-T3.00', yes_dollars_fp: expect.any(Array) }),
+      }),
+      snapshot('CORIVER-2024-T1030', 2, 2),
+      { id: 2, type: 'subscribed', msg: { channel: 'ticker', sid: 3 } },
+    ]);
   });
 });
 
