@@ -231,7 +231,14 @@ describe('a recorded session (stream.jsonl)', () => {
   });
 
   it('skips a delta of a market with no snapshot yet: its level size is unknown', () => {
-    const early = run(['{"type":"orderbook_delta","sid":9,"seq":1,"msg":{"market_ticker":"X","market_id":"m","price_dollars":"0.5000","delta_fp":"3.00","side":"yes","ts_ms":1}}']);
+    const early = run([
+      JSON.stringify({
+        type: 'orderbook_delta',
+        sid: 9,
+        seq: 1,
+        msg: { market_ticker: 'X', market_id: 'm', price_dollars: '0.5000', delta_fp: '3.00', side: 'yes', ts_ms: 1 },
+      }),
+    ]);
     expect(early.ticks).toEqual([]);
     expect(early.n.stats).toMatchObject({ skipped: 1, malformed: 0, ticks: 0 });
   });

@@ -367,7 +367,7 @@ describe('a recorded Kalshi stream', () => {
     expect(coverage.reconnects).toContainEqual({ t: reopened, resynced: true });
   });
 
-  it('archives every message with its receive time (kalshi-YYYY-MM-DD.jsonl.gz): pushed through the normalizer again, the archive stores the same rows', async () => {
+  it('archives every message with its receive time (kalshi-YYYY-MM-DD.jsonl.gz), and the archive normalized again stores the same rows', async () => {
     await recorder!.stop();
     recorder = null;
     const files = readdirSync(dir).sort();
