@@ -2,12 +2,15 @@ import { createServer } from 'node:http';
 import { runCli } from './cli.js';
 import { createEngine } from './clickhouse/index.js';
 import { runMigrations } from './clickhouse/migrations.js';
-import { loadConfig } from './config.js';
+import { ConfigError, loadConfig } from './config.js';
 import { loadRecorderOptions, RECORDER_USAGE } from './ingest/recorder/options.js';
 import { type Recorder, startRecorder } from './ingest/recorder/recorder.js';
 import { formatStatusLine } from './ingest/recorder/status.js';
 import { errorText, log, setLogLevel } from './log.js';
 import { metrics } from './metrics.js';
+import { KalshiAuthError } from './venues/kalshi/markets.js';
+import { KALSHI_RECORDER_USAGE, loadKalshiRecorderOptions } from './venues/kalshi/options.js';
+import { type KalshiRecorder, startKalshiRecorder } from './venues/kalshi/recorder.js';
 
 /**
  * `npm run record -- (--all [--max-assets N] | --assets <id,...>) [--archive <dir>] …`: the live
@@ -16,52 +19,99 @@ import { metrics } from './metrics.js';
  * every buffered row, exit 0; a second signal exits at once with code 1. A process entry like main.ts,
  * so `npm run record` runs it compiled (dist/record.js) and the signal reaches this process.
  */
-const argv = process.argv.slice(2);
+const args = process.argv.slice(2);
+// `--venue kalshi` records Kalshi (docs/KALSHI.md §3); `--venue polymarket` (the default) is the recorder as before.
+const venueAt = args.findIndex((a) => a === '--venue' || a.startsWith('--venue='));
+const venue = venueAt < 0 ? 'polymarket' : args[venueAt].includes('=') ? args[venueAt].slice('--venue='.length) : (args[venueAt + 1] ?? '');
+const argv = venueAt < 0 ? args : args.filter((_, i) => i !== venueAt && (args[venueAt].includes('=') || i !== venueAt + 1));
 if (argv.includes('--help') || argv.includes('-h')) {
-  process.stdout.write(`${RECORDER_USAGE}\n`);
+  process.stdout.write(`${venue === 'kalshi' ? KALSHI_RECORDER_USAGE : RECORDER_USAGE}\n`);
   process.exit(0);
 }
 
-await runCli(async () => {
-  const config = loadConfig();
-  setLogLevel(config.LOG_LEVEL);
-  const options = loadRecorderOptions(process.env, argv);
-  const engine = createEngine(config);
-  log.info('clickhouse backend', { backend: engine.backend, location: engine.location });
-  await runMigrations(engine);
+if (venue === 'kalshi') await recordKalshi();
+else if (venue !== 'polymarket') {
+  process.stderr.write(`tickhouse: --venue must be polymarket or kalshi, not ${JSON.stringify(venue)}\n`);
+  process.exit(1);
+} else
+  await runCli(async () => {
+    const config = loadConfig();
+    setLogLevel(config.LOG_LEVEL);
+    const options = loadRecorderOptions(process.env, argv);
+    const engine = createEngine(config);
+    log.info('clickhouse backend', { backend: engine.backend, location: engine.location });
+    await runMigrations(engine);
 
-  const metricsServer = options.metricsPort
-    ? createServer((req, res) => {
-        if (req.url === '/metrics') res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics.render());
-        else res.writeHead(404).end();
-      }).listen(options.metricsPort, () => log.info('recorder metrics', { url: `http://localhost:${options.metricsPort}/metrics` }))
-    : null;
+    const metricsServer = options.metricsPort
+      ? createServer((req, res) => {
+          if (req.url === '/metrics') res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(metrics.render());
+          else res.writeHead(404).end();
+        }).listen(options.metricsPort, () => log.info('recorder metrics', { url: `http://localhost:${options.metricsPort}/metrics` }))
+      : null;
 
-  let recorder: Recorder | null = null;
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) {
-      log.error('second signal: exiting without waiting for the buffer', { signal, pending_rows: recorder?.status().sink.pending ?? 0 });
-      process.exit(1);
-    }
-    stopping = true;
-    log.info('recorder shutting down', { signal });
-    // Still discovering: no frame has been received, and metadata is fetched again on the next start.
-    if (!recorder) process.exit(0);
-    recorder
-      .stop()
-      .then(async () => {
-        metricsServer?.close();
-        await engine.close();
-        process.exit(0);
-      })
-      .catch((err) => {
-        log.error('recorder shutdown failed', { error: errorText(err) });
+    let recorder: Recorder | null = null;
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) {
+        log.error('second signal: exiting without waiting for the buffer', { signal, pending_rows: recorder?.status().sink.pending ?? 0 });
         process.exit(1);
-      });
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+      }
+      stopping = true;
+      log.info('recorder shutting down', { signal });
+      // Still discovering: no frame has been received, and metadata is fetched again on the next start.
+      if (!recorder) process.exit(0);
+      recorder
+        .stop()
+        .then(async () => {
+          metricsServer?.close();
+          await engine.close();
+          process.exit(0);
+        })
+        .catch((err) => {
+          log.error('recorder shutdown failed', { error: errorText(err) });
+          process.exit(1);
+        });
+    };
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
+    process.on('SIGINT', () => shutdown('SIGINT'));
 
-  recorder = await startRecorder(engine, options, { onStatus: (r) => process.stdout.write(`${formatStatusLine(r)}\n`) });
-});
+    recorder = await startRecorder(engine, options, { onStatus: (r) => process.stdout.write(`${formatStatusLine(r)}\n`) });
+  });
+
+/** `--venue kalshi`: the Kalshi recorder as its own process, with the same shutdown as the Polymarket one. */
+async function recordKalshi(): Promise<void> {
+  await runCli(async () => {
+    const config = loadConfig();
+    setLogLevel(config.LOG_LEVEL);
+    const options = loadKalshiRecorderOptions(process.env, argv);
+    const engine = createEngine(config);
+    log.info('clickhouse backend', { backend: engine.backend, location: engine.location });
+    await runMigrations(engine);
+    let recorder: KalshiRecorder | null = null;
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) process.exit(1);
+      stopping = true;
+      log.info('recorder shutting down', { signal });
+      if (!recorder) process.exit(0);
+      recorder
+        .stop()
+        .then(async () => {
+          await engine.close();
+          process.exit(0);
+        })
+        .catch((err) => {
+          log.error('recorder shutdown failed', { error: errorText(err) });
+          process.exit(1);
+        });
+    };
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
+    process.on('SIGINT', () => shutdown('SIGINT'));
+    try {
+      recorder = await startKalshiRecorder(engine, options);
+    } catch (err) {
+      if (err instanceof KalshiAuthError) throw new ConfigError(`${err.message}; check KALSHI_API_KEY_ID and KALSHI_PRIVATE_KEY_PATH`);
+      throw err;
+    }
+  });
+}

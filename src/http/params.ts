@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_TIME } from '../time.js';
+import { isKalshiAssetId } from '../venues/kalshi/ids.js';
 
 /**
  * Query parameter schemas (docs/API.md §5). Each parses the raw query string itself so the 400 message
@@ -48,9 +49,13 @@ export const enumParam = <const T extends readonly [string, ...string[]]>(name: 
     enum: [...values],
   });
 
-/** Outcome token id: 1–100 decimal digits. */
+/**
+ * Outcome token id: 1–100 decimal digits (Polymarket), or a Kalshi market as `kalshi:<ticker>`
+ * (docs/KALSHI.md §1). The message and the OpenAPI schema still state the Polymarket form only: the
+ * contract's texts are unchanged until the venue dimension is published in docs/API.md.
+ */
 export const assetIdParam = () =>
-  parsed('asset_id', 'must be 1-100 decimal digits', (raw) => (/^\d{1,100}$/.test(raw) ? raw : undefined)).openapi({
+  parsed('asset_id', 'must be 1-100 decimal digits', (raw) => (/^\d{1,100}$/.test(raw) || isKalshiAssetId(raw) ? raw : undefined)).openapi({
     type: 'string',
     pattern: '^\\d{1,100}$',
     example: '25245433628208476987364023432306599125597948324625578977436890641930158259698',

@@ -12,6 +12,8 @@ export interface ArchiveOptions {
   flushEveryMs?: number;
   /** … or once this many characters are waiting. */
   chunkChars?: number;
+  /** The venue the files are named after (default `polymarket`; the Kalshi recorder writes `kalshi-…`). */
+  venue?: string;
 }
 
 export interface ArchiveStats {
@@ -38,6 +40,7 @@ export class FrameArchive {
   private writing: Promise<void> = Promise.resolve();
   private readonly flushEveryMs: number;
   private readonly chunkChars: number;
+  private readonly venue: string;
 
   constructor(
     readonly dir: string,
@@ -46,11 +49,12 @@ export class FrameArchive {
     mkdirSync(dir, { recursive: true });
     this.flushEveryMs = options.flushEveryMs ?? 1000;
     this.chunkChars = options.chunkChars ?? 4 * 1024 * 1024;
+    this.venue = options.venue ?? 'polymarket';
   }
 
   /** The file a frame received at `at` (epoch ms) goes to. */
   fileFor(at: number): string {
-    return join(this.dir, `polymarket-${new Date(at).toISOString().slice(0, 10)}.jsonl.gz`);
+    return join(this.dir, `${this.venue}-${new Date(at).toISOString().slice(0, 10)}.jsonl.gz`);
   }
 
   append(frame: string, receivedAt = Date.now()): void {
