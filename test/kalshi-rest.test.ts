@@ -1,7 +1,7 @@
 import { Configuration, MarketApi } from 'kalshi-typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BatchWriter } from '../src/ingest/writer.js';
 import { fileSeq } from '../src/ingest/normalizer.js';
+import { BatchWriter } from '../src/ingest/writer.js';
 import { KalshiNormalizer } from '../src/venues/kalshi/normalizer.js';
 import { type ReplayService, startReplayService } from './support/replay-service.js';
 

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Client, createClient } from '../clients/typescript/src/client/index.js';
 import * as sdk from '../clients/typescript/src/sdk.gen.js';
 import { CLIENT_DIR, generateClient } from '../scripts/generate-ts-client.js';
+import { documentText, openApiDocument } from '../scripts/openapi-document.js';
 import { fileSeq } from '../src/ingest/normalizer.js';
 import { BatchWriter } from '../src/ingest/writer.js';
 import { KalshiNormalizer } from '../src/venues/kalshi/normalizer.js';
-import { documentText, openApiDocument } from '../scripts/openapi-document.js';
 import { generateStream, replayStream, startTicksApp, type TicksApp } from './support/ticks-fixture.js';
 
 /**

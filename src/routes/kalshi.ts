@@ -49,15 +49,11 @@ const DepthQuery = z.object({
     .openapi({ type: 'integer', minimum: 0, maximum: MAX_DEPTH, description: 'Levels per side, best first; 0 or absent: all' }),
 });
 
-const KalshiError = z
-  .object({ error: z.object({ code: z.string(), message: z.string(), service: z.string() }) })
-  .openapi('KalshiError');
+const KalshiError = z.object({ error: z.object({ code: z.string(), message: z.string(), service: z.string() }) }).openapi('KalshiError');
 const json = <T extends z.ZodType>(description: string, schema: T) => ({ description, content: { 'application/json': { schema } } });
 
 const Ladder = z.array(z.array(z.string())).openapi({ description: '`[price_dollars, count_fp]` pairs, price ascending (the best bid last)' });
-const OrderbookResponse = z
-  .object({ orderbook_fp: z.object({ yes_dollars: Ladder, no_dollars: Ladder }) })
-  .openapi('KalshiOrderbookResponse');
+const OrderbookResponse = z.object({ orderbook_fp: z.object({ yes_dollars: Ladder, no_dollars: Ladder }) }).openapi('KalshiOrderbookResponse');
 
 const orderbookRoute = createRoute({
   method: 'get',
