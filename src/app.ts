@@ -20,6 +20,7 @@ import { registerClobRoutes } from './routes/clob.js';
 import { registerCoverageRoutes } from './routes/coverage.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerInstrumentsRoutes } from './routes/instruments.js';
+import { registerKalshiRoutes } from './routes/kalshi.js';
 import { registerMarketsRoutes } from './routes/markets.js';
 import { registerOhlcvRoutes } from './routes/ohlcv.js';
 import { registerOrderbookRoutes } from './routes/orderbook.js';
@@ -106,6 +107,7 @@ function registerRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps) {
   const books = deps.books ?? withCacheMetrics(cachingBookReader(deps.engine, deps.config.BOOK_CACHE_MB * 2 ** 20));
   registerOrderbookRoutes(app, deps, books);
   registerClobRoutes(app, deps, books);
+  registerKalshiRoutes(app, deps, books);
   const replay = new ReplayServer({ engine: deps.engine, books, fetch: (request, env) => app.fetch(request, env) });
   registerReplayRoutes(app, replay);
   registerOrderbookExportRoute(app, deps);

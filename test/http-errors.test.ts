@@ -181,6 +181,7 @@ const EXPECTED_ERRORS: Record<string, number[]> = {
     ].map((p) => [`GET ${CLOB}/${p}`, [400, 401, 403, 404, 429, 500, 503]]),
   ),
   [`GET ${CLOB}/prices-history`]: [400, 401, 403, 429, 500, 503],
+  'GET /v1/kalshi/{key}/at/{instant}/trade-api/v2/markets/{ticker}/orderbook': [400, 401, 403, 404, 429, 500, 503],
   // Batches: a token without a book is left out of the answer, never a 404; a body over 128 KiB is a 413.
   ...Object.fromEntries(
     ['books', 'prices', 'midpoints', 'spreads', 'last-trades-prices'].map((p) => [`POST ${CLOB}/${p}`, [400, 401, 403, 413, 429, 500, 503]]),
@@ -244,7 +245,7 @@ describe('/v1/openapi.json documents every error body', () => {
         .filter((s) => s >= 400);
       expect(errors.sort(), name).toEqual(EXPECTED_ERRORS[name]);
       for (const status of errors) {
-        const schema = name.includes('/v1/clob/') ? 'PolymarketError' : status === 404 ? 'NotFound' : 'Error';
+        const schema = name.includes('/v1/kalshi/') ? 'KalshiError' : name.includes('/v1/clob/') ? 'PolymarketError' : status === 404 ? 'NotFound' : 'Error';
         expect(op.responses[status].content, `${name} ${status}`).toEqual({ 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } });
       }
     }

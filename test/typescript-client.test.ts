@@ -8,6 +8,9 @@ import { type Client, createClient } from '../clients/typescript/src/client/inde
 import * as sdk from '../clients/typescript/src/sdk.gen.js';
 import { CLIENT_DIR, generateClient } from '../scripts/generate-ts-client.js';
 import { documentText, openApiDocument } from '../scripts/openapi-document.js';
+import { fileSeq } from '../src/ingest/normalizer.js';
+import { BatchWriter } from '../src/ingest/writer.js';
+import { KalshiNormalizer } from '../src/venues/kalshi/normalizer.js';
 import { generateStream, replayStream, startTicksApp, type TicksApp } from './support/ticks-fixture.js';
 
 /**
@@ -47,6 +50,7 @@ describe('every read endpoint through the generated client', () => {
   const NOW = Date.UTC(2026, 5, 10, 12);
   const START = NOW - 3_600_000;
   const ASSET = '7001';
+  const KALSHI_TICKER = 'KXTEST-26JUN-T1';
   let t: TicksApp;
   let server: ServerType;
   let base: string;
@@ -65,6 +69,14 @@ describe('every read endpoint through the generated client', () => {
       seed: 19,
     });
     await replayStream(t.deps, stream, 'ts-client');
+    // A Kalshi market's book (Kalshi's own orderbook route reads it).
+    const writer = new BatchWriter(t.deps.engine, { sourceId: 'ts-client-kalshi' });
+    new KalshiNormalizer(writer, { seq: fileSeq('ts-client-kalshi') }).push(
+      `${new Date(START).toISOString().slice(0, -1)}0000Z {"type":"orderbook_snapshot","sid":1,"seq":1,"msg":{"market_ticker":"${KALSHI_TICKER}",` +
+        '"market_id":"m1","yes_dollars_fp":[["0.4200","10.00"]],"no_dollars_fp":[["0.5500","7.00"]]}}',
+    );
+    await writer.flush();
+    await writer.settle();
     server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
     await new Promise((resolve) => server.once('listening', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -158,6 +170,10 @@ describe('every read endpoint through the generated client', () => {
       getClobMarketInfo: {
         call: () => sdk.getClobMarketInfo({ client, path: { ...clobPath(), condition_id: '0xc1' } }),
         url: `${CLOB}/clob-markets/0xc1`,
+      },
+      getKalshiOrderbook: {
+        call: () => sdk.getKalshiOrderbook({ client, path: { ...clobPath(), ticker: KALSHI_TICKER }, query: { depth: 5 } }),
+        url: `/v1/kalshi/{key}/at/${NOW - 1_000_000}/trade-api/v2/markets/${KALSHI_TICKER}/orderbook?depth=5`,
       },
       getCoverage: { call: () => sdk.getCoverage({ client, query: range }), url: `/v1/coverage?asset_id=${ASSET}&start=${START}&end=${NOW}` },
       getTardisDataset: {

@@ -249,6 +249,27 @@ export type PolymarketError = {
     error: string;
 };
 
+export type KalshiOrderbookResponse = {
+    orderbook_fp: {
+        /**
+         * `[price_dollars, count_fp]` pairs, price ascending (the best bid last)
+         */
+        yes_dollars: Array<Array<string>>;
+        /**
+         * `[price_dollars, count_fp]` pairs, price ascending (the best bid last)
+         */
+        no_dollars: Array<Array<string>>;
+    };
+};
+
+export type KalshiError = {
+    error: {
+        code: string;
+        message: string;
+        service: string;
+    };
+};
+
 export type Tick = {
     /**
      * Unix ms (exchange time)
@@ -2331,6 +2352,70 @@ export type GetClobMarketInfoResponses = {
 };
 
 export type GetClobMarketInfoResponse = GetClobMarketInfoResponses[keyof GetClobMarketInfoResponses];
+
+export type GetKalshiOrderbookData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (the SDKs send no tickhouse header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+        ticker: string;
+    };
+    query?: {
+        /**
+         * Levels per side, best first; 0 or absent: all
+         */
+        depth?: number;
+    };
+    url: '/v1/kalshi/{key}/at/{instant}/trade-api/v2/markets/{ticker}/orderbook';
+};
+
+export type GetKalshiOrderbookErrors = {
+    /**
+     * Bad parameter
+     */
+    400: KalshiError;
+    /**
+     * Unknown API key in the path
+     */
+    401: KalshiError;
+    /**
+     * The instant is outside the plan’s history window
+     */
+    403: KalshiError;
+    /**
+     * No book of that market at the instant
+     */
+    404: KalshiError;
+    /**
+     * Daily request limit reached
+     */
+    429: KalshiError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: KalshiError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: KalshiError;
+};
+
+export type GetKalshiOrderbookError = GetKalshiOrderbookErrors[keyof GetKalshiOrderbookErrors];
+
+export type GetKalshiOrderbookResponses = {
+    /**
+     * Both bid ladders as Kalshi sends them: YES bids = the book’s bids, NO bids at 1 − each ask
+     */
+    200: KalshiOrderbookResponse;
+};
+
+export type GetKalshiOrderbookResponse = GetKalshiOrderbookResponses[keyof GetKalshiOrderbookResponses];
 
 export type ReplayMarketData = {
     body?: never;
