@@ -48,11 +48,16 @@ export const enumParam = <const T extends readonly [string, ...string[]]>(name: 
     enum: [...values],
   });
 
-/** Outcome token id: 1–100 decimal digits. */
+const KALSHI_ASSET_ID = /^kalshi:[A-Za-z0-9._-]{1,100}$/;
+
+/**
+ * Outcome token id: 1–100 decimal digits (Polymarket), or a Kalshi market as `kalshi:<market_ticker>`
+ * (docs/KALSHI.md; src/venues/kalshi/ids.ts). The message names the Polymarket form, as it always did.
+ */
 export const assetIdParam = () =>
-  parsed('asset_id', 'must be 1-100 decimal digits', (raw) => (/^\d{1,100}$/.test(raw) ? raw : undefined)).openapi({
+  parsed('asset_id', 'must be 1-100 decimal digits', (raw) => (/^\d{1,100}$/.test(raw) || KALSHI_ASSET_ID.test(raw) ? raw : undefined)).openapi({
     type: 'string',
-    pattern: '^\\d{1,100}$',
+    pattern: '^(\\d{1,100}|kalshi:[A-Za-z0-9._-]{1,100})$',
     example: '25245433628208476987364023432306599125597948324625578977436890641930158259698',
   });
 
