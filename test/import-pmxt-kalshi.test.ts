@@ -374,6 +374,33 @@ describe('import pmxt-kalshi', () => {
     expect(await tableHashes(t.te.engine)).toEqual(first);
   }, 300_000);
 
+  it('--assets first, then the hours, then hour 01 re-published with rows appended: every table as one clean import of the grown hours', async () => {
+    const last = hours[1].at(-1)!;
+    const appended: KRow[] = Array.from({ length: 60 }, (_, i) => {
+      const ts = last.ts! + (i + 1) * 1_000_000;
+      const delta = (i % 3 === 0 ? -1 : 1) * (i + 1) * 120_000;
+      return { tr: Math.floor(ts / 1000) + 400, ts, ticker: TICKERS[i % 5], type: 'orderbook_delta', side: i % 2 ? 'no' : 'yes', yes: [], no: [], price: 4000 + (i % 4) * 100, delta };
+    });
+    const grown = join(dir, 'grown', files[1].slice(dir.length + 1));
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(dir, 'grown'));
+    await writeHour(grown, [...hours[1], ...appended]);
+
+    await truncateAll();
+    const a = `kalshi:${TICKERS[1]}`;
+    const subset = await runImport(t.te.engine, await planImport('pmxt-kalshi', [files[0]]), { assets: new Set([a]) });
+    expect(subset.events).toBe(hours[0].filter((r) => !r.bad && `kalshi:${r.ticker}` === a).length);
+    const rest = await importFiles(files);
+    expect(rest.events).toBe(hours.flat().filter((r) => !r.bad).length - subset.events);
+    const more = await importFiles([grown]);
+    expect(more.events).toBe(appended.length);
+    const sequence = await tableHashes(t.te.engine);
+
+    await truncateAll();
+    await importFiles([files[0], grown, files[2]]);
+    expect(sequence).toEqual(await tableHashes(t.te.engine));
+  }, 300_000);
+
   it('a file that is not of the pmxt Kalshi schema is an error naming it', async () => {
     const path = join(dir, 'other', 'kalshi_orderbook_2026-05-15T05.parquet');
     const { mkdirSync } = await import('node:fs');
