@@ -75,6 +75,15 @@ function generate(): KRow[][] {
       known.set(ticker, { yes: new Set(yes.map((l) => l[0])), no: new Set(no.map((l) => l[0])) });
       return { tr: Math.floor(clock / 1000), ts: null, ticker, type: 'orderbook_snapshot', side: null, yes, no, price: null, delta: null };
     };
+    const deltaRow = (ticker: string): KRow => {
+      const side = rnd() < 0.5 ? 'yes' : 'no';
+      const levels = known.get(ticker)![side];
+      const p = levels.size > 0 && rnd() < 0.7 ? pick([...levels]) : price();
+      levels.add(p);
+      // Mostly +/- a size; sometimes more than rests there (the level goes).
+      const delta = rnd() < 0.25 ? -size() * 3 : rnd() < 0.5 ? -Math.floor(size() / 3) : size();
+      return { tr: Math.floor(clock / 1000) + 400, ts: clock, ticker, type: 'orderbook_delta', side, yes: [], no: [], price: p, delta };
+    };
     if (h !== 1) for (const ticker of TICKERS) rows.push(snapshot(ticker));
     while (rows.length < ROWS_PER_HOUR) {
       clock += Math.floor(rnd() * 5_000_000) + (rnd() < 0.3 ? 0 : 1);
@@ -83,41 +92,37 @@ function generate(): KRow[][] {
         rows.push(snapshot(ticker));
         continue;
       }
-      const side = rnd() < 0.5 ? 'yes' : 'no';
-      const levels = known.get(ticker)![side];
-      const p = levels.size > 0 && rnd() < 0.7 ? pick([...levels]) : price();
-      levels.add(p);
-      // Mostly +/- a size; sometimes more than rests there (the level goes).
-      const delta = rnd() < 0.25 ? -size() * 3 : rnd() < 0.5 ? -Math.floor(size() / 3) : size();
-      rows.push({ tr: Math.floor(clock / 1000) + 400, ts: clock, ticker, type: 'orderbook_delta', side, yes: [], no: [], price: p, delta });
+      rows.push(deltaRow(ticker));
     }
-    if (h === 0) {
-      // Bad rows, each at a known place (spread over row groups).
-      const bad: [number, KRow][] = [
-        [37, { ...rows[37], type: 'orderbook_trade', bad: 'event_type "orderbook_trade" is neither orderbook_snapshot nor orderbook_delta' }],
-        [150, { ...rows[150], ticker: '', bad: 'no market_ticker' }],
-        [233, { ...deltaAt(rows, 233), side: 'maybe', bad: 'orderbook_delta side "maybe" is not yes or no' }],
-        [402, { ...deltaAt(rows, 402), price: null, bad: 'orderbook_delta without a price in [0, 1]' }],
-        [515, { ...deltaAt(rows, 515), delta: null, bad: 'orderbook_delta without a delta' }],
-        [
-          611,
-          {
-            ...rows[611],
-            type: 'orderbook_snapshot',
-            ts: null,
-            yes: [[15_000, 1_000_000]],
-            no: [],
-            price: null,
-            delta: null,
-            side: null,
-            bad: 'yes_bids: not a list of (price in [0, 1], size ≥ 0)',
-          },
-        ],
-      ];
-      for (const [i, row] of bad) rows.splice(i, 1, row);
-    }
+    if (h === 0) spoil(rows);
     return rows;
   });
+}
+
+/** Bad rows, each at a known place (spread over row groups), in place of generated ones. */
+function spoil(rows: KRow[]): void {
+  const bad: [number, KRow][] = [
+    [37, { ...rows[37], type: 'orderbook_trade', bad: 'event_type "orderbook_trade" is neither orderbook_snapshot nor orderbook_delta' }],
+    [150, { ...rows[150], ticker: '', bad: 'no market_ticker' }],
+    [233, { ...deltaAt(rows, 233), side: 'maybe', bad: 'orderbook_delta side "maybe" is not yes or no' }],
+    [402, { ...deltaAt(rows, 402), price: null, bad: 'orderbook_delta without a price in [0, 1]' }],
+    [515, { ...deltaAt(rows, 515), delta: null, bad: 'orderbook_delta without a delta' }],
+    [
+      611,
+      {
+        ...rows[611],
+        type: 'orderbook_snapshot',
+        ts: null,
+        yes: [[15_000, 1_000_000]],
+        no: [],
+        price: null,
+        delta: null,
+        side: null,
+        bad: 'yes_bids: not a list of (price in [0, 1], size ≥ 0)',
+      },
+    ],
+  ];
+  for (const [i, row] of bad) rows.splice(i, 1, row);
 }
 
 /** Row i as a delta of the same ticker and time (a bad row must take the place of one). */
@@ -133,16 +138,14 @@ const dec = (v: number, scale: number) => {
 };
 const level = ([p, s]: [number, number]) => ({ '1': dec(p, 4), '2': dec(s, 6) });
 
+const LADDER = 'Array(Tuple(`1` Nullable(Decimal(9, 4)), `2` Nullable(Decimal(18, 6))))';
 const JSON_STRUCTURE =
   'tr Int64, ts Nullable(Int64), market_ticker Nullable(String), market_id Nullable(String), event_type Nullable(String), side Nullable(String), ' +
-  'yes_bids Array(Tuple(`1` Nullable(Decimal(9, 4)), `2` Nullable(Decimal(18, 6)))), no_bids Array(Tuple(`1` Nullable(Decimal(9, 4)), `2` Nullable(Decimal(18, 6)))), ' +
-  'price Nullable(Decimal(9, 4)), delta Nullable(Decimal(18, 6))';
+  `yes_bids ${LADDER}, no_bids ${LADDER}, price Nullable(Decimal(9, 4)), delta Nullable(Decimal(18, 6))`;
 /** The archive's columns and types (PROVENANCE.md): times ms and µs, ladders as lists of ("1", "2") structs. */
 const PARQUET_STRUCTURE =
   "timestamp_received Nullable(DateTime64(3, 'UTC')), timestamp Nullable(DateTime64(6, 'UTC')), market_ticker Nullable(String), market_id Nullable(String), " +
-  'event_type Nullable(String), side Nullable(String), ' +
-  'yes_bids Array(Tuple(`1` Nullable(Decimal(9, 4)), `2` Nullable(Decimal(18, 6)))), no_bids Array(Tuple(`1` Nullable(Decimal(9, 4)), `2` Nullable(Decimal(18, 6)))), ' +
-  'price Nullable(Decimal(9, 4)), delta Nullable(Decimal(18, 6))';
+  `event_type Nullable(String), side Nullable(String), yes_bids ${LADDER}, no_bids ${LADDER}, price Nullable(Decimal(9, 4)), delta Nullable(Decimal(18, 6))`;
 
 async function writeHour(path: string, rows: KRow[]): Promise<void> {
   const src = `${path}.jsonl`;
@@ -236,7 +239,10 @@ function model(hours: KRow[][]): Map<string, ModelEvent[]> {
 function served(e: ModelEvent | undefined, limit: number) {
   if (!e) return 404;
   const bids = [...e.yes].sort((a, b) => b[0] - a[0]).map(([p, s]) => ({ price: p / 10_000, size: s / 1_000_000 }));
-  const asks = [...e.no].map(([q, s]) => [10_000 - q, s]).sort((a, b) => a[0] - b[0]).map(([p, s]) => ({ price: p / 10_000, size: s / 1_000_000 }));
+  const asks = [...e.no]
+    .map(([q, s]) => [10_000 - q, s])
+    .sort((a, b) => a[0] - b[0])
+    .map(([p, s]) => ({ price: p / 10_000, size: s / 1_000_000 }));
   return { best_bid: bids[0]?.price ?? 0, best_ask: asks[0]?.price ?? 1, bids: bids.slice(0, limit), asks: asks.slice(0, limit) };
 }
 
@@ -281,7 +287,11 @@ const importFiles = async (paths: string[]) => runImport(t.te.engine, await plan
 describe('import pmxt-kalshi', () => {
   it('imports the hours: bad rows skipped and named by row group and row, hour 02 a source_missing gap', async () => {
     const plan = await planImport('pmxt-kalshi', [dir]);
-    expect(plan.units.map((u) => u.key)).toEqual(['pmxt-kalshi:2026-05-15T00', 'pmxt-kalshi:2026-05-15T01', 'pmxt-kalshi:2026-05-15T03']);
+    expect(plan.units.map((u) => (u.kind === 'engine' ? u.key : u.label))).toEqual([
+      'pmxt-kalshi:2026-05-15T00',
+      'pmxt-kalshi:2026-05-15T01',
+      'pmxt-kalshi:2026-05-15T03',
+    ]);
     expect(plan.missing).toEqual([[H0 + 2 * H, H0 + 3 * H]]);
     const summary = await runImport(t.te.engine, plan);
     const bad = hours[0].flatMap((r, n) => (r.bad ? [{ n, bad: r.bad }] : []));
@@ -379,7 +389,17 @@ describe('import pmxt-kalshi', () => {
     const appended: KRow[] = Array.from({ length: 60 }, (_, i) => {
       const ts = last.ts! + (i + 1) * 1_000_000;
       const delta = (i % 3 === 0 ? -1 : 1) * (i + 1) * 120_000;
-      return { tr: Math.floor(ts / 1000) + 400, ts, ticker: TICKERS[i % 5], type: 'orderbook_delta', side: i % 2 ? 'no' : 'yes', yes: [], no: [], price: 4000 + (i % 4) * 100, delta };
+      return {
+        tr: Math.floor(ts / 1000) + 400,
+        ts,
+        ticker: TICKERS[i % 5],
+        type: 'orderbook_delta',
+        side: i % 2 ? 'no' : 'yes',
+        yes: [],
+        no: [],
+        price: 4000 + (i % 4) * 100,
+        delta,
+      };
     });
     const grown = join(dir, 'grown', files[1].slice(dir.length + 1));
     const { mkdirSync } = await import('node:fs');
@@ -416,7 +436,9 @@ describe('import pmxt-kalshi', () => {
       {
         file: path,
         where: '',
-        message: expect.stringMatching(/^not a pmxt Kalshi file: unknown column bids; missing columns timestamp, market_id, side, yes_bids, no_bids, price, delta/),
+        message: expect.stringMatching(
+          /^not a pmxt Kalshi file: unknown column bids; missing columns timestamp, market_id, side, yes_bids, no_bids, price, delta/,
+        ),
       },
     ]);
   });

@@ -73,7 +73,8 @@ async function benchKalshi(say: (line: string) => void): Promise<BenchRow> {
   say('  import: pmxt-kalshi ceiling…');
   const top = await run('pmxt-kalshi-ceiling', { kalshi });
   return {
-    workload: `import pmxt-kalshi hour: ${mib([kalshi.path])}, ${n(imported.events)} rows over ${n(kalshi.tickers)} tickers, peak RSS ${n(imported.maxRssMb)} MB`,
+    workload:
+      `import pmxt-kalshi hour: ${mib([kalshi.path])}, ${n(imported.events)} rows over ${n(kalshi.tickers)} tickers, ` + `peak RSS ${n(imported.maxRssMb)} MB`,
     service: service(imported),
     engine: `${n(top.rows / top.seconds)} rows/s INSERT … SELECT * into one MergeTree (market_ticker, timestamp_received), peak RSS ${n(top.maxRssMb)} MB`,
     ratio: (imported.events / imported.seconds / (top.rows / top.seconds)).toFixed(2),
