@@ -441,5 +441,17 @@ describe('import pmxt-kalshi', () => {
         ),
       },
     ]);
+    // The right columns, times as bare integers: the file is refused, not read as seconds.
+    const ints = join(dir, 'other', 'kalshi_orderbook_2026-05-15T06.parquet');
+    await t.te.engine.command(
+      `INSERT INTO FUNCTION file({dst:String}, Parquet) SELECT toInt64(1778803200000) AS timestamp_received, toInt64(1778803200000000) AS timestamp,
+         'X' AS market_ticker, 'id' AS market_id, 'orderbook_delta' AS event_type, 'yes' AS side, CAST([] AS ${LADDER}) AS yes_bids,
+         CAST([] AS ${LADDER}) AS no_bids, toDecimal32(0.5, 4) AS price, toDecimal64(1, 6) AS delta
+       SETTINGS engine_file_truncate_on_insert = 1`,
+      { params: { dst: ints } },
+    );
+    expect((await planImport('pmxt-kalshi', [ints])).problems).toEqual([
+      { file: ints, where: '', message: 'not a pmxt Kalshi file: column timestamp_received is Int64, not a timestamp' },
+    ]);
   });
 });
