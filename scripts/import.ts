@@ -21,9 +21,10 @@ Imports public archives into the configured store (docs/INGEST.md §6). Formats:
   frames    one market-channel frame per line, optionally after its receive time (§3); plain, gzip or zstd
   recorder  the recorder's archive (as \`npm run ingest -- replay\`)
   pmxt      pmxt hourly Parquet (polymarket_orderbook_YYYY-MM-DDTHH.parquet, v1 or v2), read by the engine
+  pmxt-kalshi  pmxt's Kalshi hours (kalshi_orderbook_YYYY-MM-DDTHH.parquet), read by the engine; ids kalshi:<ticker>
   tardis    Tardis CSV, incremental_book_L2 and trades of a day and symbol (tardis-dev file names), read by the engine
---assets    only these asset ids (pmxt, tardis)
---from/--to pmxt hours / Tardis days in [from, to) (ISO 8601 or Unix ms); hours (days) between the files
+--assets    only these asset ids (pmxt, pmxt-kalshi, tardis)
+--from/--to pmxt (pmxt-kalshi) hours / Tardis days in [from, to) (ISO 8601 or Unix ms); hours (days) between the files
             taken that no file covers are source_missing gaps
 --markets   a Gamma /markets answer: outcome labels, and condition ids for Tardis rows
 --progress  seconds between progress lines when the output is not a terminal (default 2)

@@ -8,6 +8,7 @@ import { planImport } from '../../src/ingest/import/plan.js';
 import { runImport } from '../../src/ingest/import/run.js';
 import { setLogLevel } from '../../src/log.js';
 import type { ArchiveHour } from './archive-hour.js';
+import { ensureKalshiHour, type KalshiHour } from './kalshi-hour.js';
 
 /**
  * The child side of the import bench (scripts/bench/import.ts): `import-run.ts <what> <archive.json>`,
@@ -16,6 +17,8 @@ import type { ArchiveHour } from './archive-hour.js';
  *   Tardis day, its busy token's frame lines; every table and the book pass included.
  * - `pmxt-ceiling`, `tardis-ceiling`: the engine alone, `INSERT … SELECT *` of the same files into one
  *   MergeTree table of their own columns ordered by (asset, time): the ceiling an import can approach.
+ * - `pmxt-kalshi`, `pmxt-kalshi-ceiling`: the same two of the generated pmxt-kalshi hour (kalshi-hour.ts; built
+ *   here, before the clock starts, when it is not there yet).
  * - `frames` also times its baseline after the import: the stored tick rows, serialized beforehand as
  *   JSONEachRow, inserted by the engine in batches of the writer's size (frames are JSON text).
  * Prints one JSON line (ImportRun). Peak RSS is the whole child's (the engine runs in it), taken before
@@ -37,12 +40,13 @@ export interface ImportRun {
 
 const [what, archiveJson] = process.argv.slice(2);
 setLogLevel('error');
-const hour = JSON.parse(archiveJson) as ArchiveHour;
+const hour = JSON.parse(archiveJson) as ArchiveHour & { kalshi?: KalshiHour };
 const dir = mkdtempSync(join(tmpdir(), 'tickhouse-bench-import-'));
 const engine = EmbeddedEngine.open(join(dir, 'engine'), 4);
 
 try {
   await runMigrations(engine);
+  if (what.startsWith('pmxt-kalshi')) await ensureKalshiHour(engine, hour.kalshi!, (line) => process.stderr.write(`${line}\n`));
   const cpu0 = process.cpuUsage();
   const started = performance.now();
   const timed = () => {
@@ -53,11 +57,14 @@ try {
   if (what === 'pmxt-ceiling') {
     const rows = await ceiling(engine, [hour.pmxt], 'Parquet', 'asset_id, timestamp');
     run = { ...timed(), events: rows, ticks: 0, rows, problems: 0, maxRssMb: maxRssMb() };
+  } else if (what === 'pmxt-kalshi-ceiling') {
+    const rows = await ceiling(engine, [hour.kalshi!.path], 'Parquet', 'market_ticker, timestamp_received');
+    run = { ...timed(), events: rows, ticks: 0, rows, problems: 0, maxRssMb: maxRssMb() };
   } else if (what === 'tardis-ceiling') {
     const rows = await ceiling(engine, hour.tardis, 'CSVWithNames', 'symbol, timestamp');
     run = { ...timed(), events: rows, ticks: 0, rows, problems: 0, maxRssMb: maxRssMb() };
-  } else if (what === 'pmxt' || what === 'tardis' || what === 'frames') {
-    const files = what === 'pmxt' ? [hour.pmxt] : what === 'tardis' ? hour.tardis : [hour.frames];
+  } else if (what === 'pmxt' || what === 'pmxt-kalshi' || what === 'tardis' || what === 'frames') {
+    const files = what === 'pmxt' ? [hour.pmxt] : what === 'pmxt-kalshi' ? [hour.kalshi!.path] : what === 'tardis' ? hour.tardis : [hour.frames];
     const summary = await runImport(engine, await planImport(what, files));
     run = {
       ...timed(),

@@ -51,13 +51,13 @@ export const enumParam = <const T extends readonly [string, ...string[]]>(name: 
 
 /**
  * Outcome token id: 1–100 decimal digits (Polymarket), or a Kalshi market as `kalshi:<ticker>`
- * (docs/KALSHI.md §1). The message and the OpenAPI schema still state the Polymarket form only: the
- * contract's texts are unchanged until the venue dimension is published in docs/API.md.
+ * (docs/KALSHI.md §1; the form is src/venues/kalshi/ids.ts's). The 400 message names the Polymarket form,
+ * as it always did; the OpenAPI pattern states both.
  */
 export const assetIdParam = () =>
   parsed('asset_id', 'must be 1-100 decimal digits', (raw) => (/^\d{1,100}$/.test(raw) || isKalshiAssetId(raw) ? raw : undefined)).openapi({
     type: 'string',
-    pattern: '^\\d{1,100}$',
+    pattern: '^(\\d{1,100}|kalshi:[A-Za-z0-9._-]{1,100})$',
     example: '25245433628208476987364023432306599125597948324625578977436890641930158259698',
   });
 

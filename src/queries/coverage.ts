@@ -50,7 +50,7 @@ ORDER BY t, seq
 LIMIT 100`;
 
 /** The formats `npm run import` enters in its ledger (src/ingest/import/plan.ts FORMATS). */
-type ImportFormat = 'frames' | 'recorder' | 'pmxt' | 'tardis';
+type ImportFormat = 'frames' | 'recorder' | 'pmxt' | 'pmxt-kalshi' | 'tardis';
 
 /** The imports (docs/INGEST.md §6.5) that stored events of the asset in the range, one per unit, runs summed. */
 const IMPORTS_SQL = `SELECT toString(format) AS format, unit, toUnixTimestamp64Milli(span_from) AS from_ms, toUnixTimestamp64Milli(span_to) AS to_ms,

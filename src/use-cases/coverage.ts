@@ -29,7 +29,7 @@ export const CoverageSchema = z
     imports: z
       .array(
         z.object({
-          format: z.enum(['frames', 'recorder', 'pmxt', 'tardis']),
+          format: z.enum(['frames', 'recorder', 'pmxt', 'pmxt-kalshi', 'tardis']),
           unit: z
             .string()
             .openapi({ description: 'What the import ledger names it: a pmxt hour, a Tardis day and symbol, a frames file', example: 'pmxt:2026-09-01T12' }),

@@ -371,7 +371,7 @@ export type Coverage = {
      * The archive imports (npm run import) that stored events of the asset in [from, to) overlapping the range, by from; at most 100
      */
     imports: Array<{
-        format: 'frames' | 'recorder' | 'pmxt' | 'tardis';
+        format: 'frames' | 'recorder' | 'pmxt' | 'pmxt-kalshi' | 'tardis';
         /**
          * What the import ledger names it: a pmxt hour, a Tardis day and symbol, a frames file
          */

@@ -39,7 +39,7 @@ export interface OpenedSource {
 }
 
 export interface EngineUnit {
-  format: 'pmxt' | 'tardis';
+  format: 'pmxt' | 'pmxt-kalshi' | 'tardis';
   /** The ledger's key: the same for every version of the file (a pmxt hour, a Tardis day and symbol). */
   key: string;
   label: string;
@@ -278,7 +278,9 @@ async function runJob(
     let state = states.get(ak);
     if (state) state.market = market;
     else states.set(ak, (state = freshState(a.assetId, market)));
-    folded.set(ak, { assetId: a.assetId, market, label: ctx.labels.get(a.assetId) ?? 'UNKNOWN', from, state, written: 0 });
+    // A Kalshi market is one binary instrument whose book is its YES side (docs/KALSHI.md): its label is YES.
+    const label = ctx.labels.get(a.assetId) ?? (unit.format === 'pmxt-kalshi' ? 'YES' : 'UNKNOWN');
+    folded.set(ak, { assetId: a.assetId, market, label, from, state, written: 0 });
   }
   const pass = new BookPass(writer, folded, { seqBase: unit.seqBase, bulk: s.bulk !== undefined });
   const total = [...assets.byKey.values()].reduce((n, a) => n + a.rows, 0);

@@ -27,6 +27,11 @@ export const KIND_TRADE = 3;
 export const KIND_TICK_SIZE = 4;
 /** Tardis's own book at 00:00 of a file's day (not a message of the exchange): stored as a checkpoint. */
 export const KIND_DAY_SNAPSHOT = 5;
+/**
+ * A level's change stated as a signed difference (pmxt-kalshi `orderbook_delta`, docs/KALSHI.md): `size` is
+ * the delta; the book pass makes it the level's new absolute size and goes on as for KIND_CHANGE.
+ */
+export const KIND_DELTA = 6;
 
 export const SIDE_NONE = 0;
 export const SIDE_BUY = 1;

@@ -3,7 +3,7 @@ import type { SnapshotRow, TickRow } from '../../clickhouse/rows.js';
 import { marketEventRows } from '../market-events.js';
 import type { RowSink } from '../normalizer.js';
 import type { BookState } from './book-states.js';
-import { type FoldRow, KIND_BOOK, KIND_CHANGE, KIND_DAY_SNAPSHOT, KIND_TICK_SIZE, KIND_TRADE, RowsHash, SIDE_BUY, SIDE_SELL } from './events.js';
+import { type FoldRow, KIND_BOOK, KIND_CHANGE, KIND_DAY_SNAPSHOT, KIND_DELTA, KIND_TICK_SIZE, KIND_TRADE, RowsHash, SIDE_BUY, SIDE_SELL } from './events.js';
 
 /**
  * The book pass of an engine import (docs/INGEST.md §6): the one thing SQL cannot say. It folds each
@@ -43,6 +43,9 @@ export interface FoldOptions {
   bulk: boolean;
   checkpoints?: CheckpointPolicy;
 }
+
+/** Units of a pmxt-kalshi size (decimal(18,6)): deltas are summed in these, exactly. */
+const MICROS = 1_000_000;
 
 export class BookPass {
   /** The rows' hash: the file's content for the ledger. */
@@ -86,6 +89,8 @@ export class BookPass {
     switch (r.kind) {
       case KIND_CHANGE:
         return this.change(a, r, write);
+      case KIND_DELTA:
+        return this.delta(a, r, write);
       case KIND_BOOK:
         return this.book(a, r, write);
       case KIND_TRADE:
@@ -120,6 +125,19 @@ export class BookPass {
     if (!s.grounded) return;
     s.changes++;
     if (s.changes >= this.policy.changes || r.t - s.snapshotT >= this.policy.ms) this.snapshot(a, r, 1, write);
+  }
+
+  /**
+   * A signed difference at a level (pmxt-kalshi): the level's new size is the one resting there plus the
+   * delta, summed exactly in millionths (the archive's sizes have 6 decimals at most), 0 or below removing
+   * it; then a change to that absolute size, as the exchange's own price_change would state it.
+   */
+  private delta(a: FoldAsset, r: FoldRow, write: boolean): void {
+    const book = (a.state.book ??= new OrderBook());
+    const resting = book.sizeAt(r.side === SIDE_BUY ? 'bid' : 'ask', r.price);
+    const micros = Math.round(resting * MICROS) + Math.round(r.size * MICROS);
+    r.size = micros > 0 ? micros / MICROS : 0;
+    this.change(a, r, write);
   }
 
   private book(a: FoldAsset, r: FoldRow, write: boolean): void {

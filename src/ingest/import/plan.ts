@@ -9,6 +9,7 @@ import { splitLines } from '../lines.js';
 import { type EngineUnit, type OpenedSource, UNIT_SEQ_SPAN } from './engine-unit.js';
 import { frameLines, type LinesContext, plainLines } from './frames.js';
 import { openPmxt, type PmxtFile, pmxtBulkSql, pmxtEventsSql, pmxtHour, rowPlace } from './pmxt.js';
+import { openPmxtKalshi, pmxtKalshiEventsSql, pmxtKalshiHour } from './pmxt-kalshi.js';
 import type { ImportProblem } from './problems.js';
 import { expandInputs } from './sources.js';
 import {
@@ -31,8 +32,8 @@ import {
  * (engine-unit.ts). Nothing is written while planning (`--dry-run` prints the plan).
  */
 
-export type ImportFormat = 'frames' | 'recorder' | 'pmxt' | 'tardis';
-export const FORMATS: readonly ImportFormat[] = ['frames', 'recorder', 'pmxt', 'tardis'];
+export type ImportFormat = 'frames' | 'recorder' | 'pmxt' | 'pmxt-kalshi' | 'tardis';
+export const FORMATS: readonly ImportFormat[] = ['frames', 'recorder', 'pmxt', 'pmxt-kalshi', 'tardis'];
 
 const HOUR = 3_600_000;
 
@@ -69,6 +70,7 @@ const DIRECTORY_FILES: Record<ImportFormat, (name: string) => boolean> = {
   frames: (n) => /\.(jsonl|ndjson|json|txt|log)(\.gz|\.zst)?$/.test(n),
   recorder: (n) => /\.jsonl(\.gz|\.zst)?$/.test(n),
   pmxt: (n) => n.endsWith('.parquet'),
+  'pmxt-kalshi': (n) => n.endsWith('.parquet'),
   tardis: (n) => /\.csv(\.gz|\.zst)?$/.test(n),
 };
 
@@ -126,7 +128,9 @@ export async function planImport(format: ImportFormat, inputs: readonly string[]
       plan.units.push({ kind: 'lines', label: path, files: [path], bytes: size, sourceId, lines: (ctx) => frameLines(path, sourceId, ctx) });
     }
   } else if (format === 'pmxt') {
-    await planPmxt(files, plan, inRange);
+    await planPmxt(files, plan, inRange, POLYMARKET);
+  } else if (format === 'pmxt-kalshi') {
+    await planPmxt(files, plan, inRange, KALSHI);
   } else {
     await planTardis(files, plan, inRange);
   }
@@ -134,6 +138,8 @@ export async function planImport(format: ImportFormat, inputs: readonly string[]
     const range = opts.from !== undefined || opts.to !== undefined ? ' in the range asked for' : '';
     plan.problems.push({ file: inputs.join(' '), where: '', message: `no ${format} file${range} (${DIRECTORY_HINT[format]})` });
   }
+  // A Kalshi delta is a difference: each hour must fold after the one before it, whatever the order the files were named in.
+  if (format === 'pmxt-kalshi') plan.units.sort((a, b) => (a.span?.[0] ?? Number.MAX_SAFE_INTEGER) - (b.span?.[0] ?? Number.MAX_SAFE_INTEGER));
   plan.missing = missingBetween(plan.units, plan.step);
   return plan;
 }
@@ -142,50 +148,81 @@ const DIRECTORY_HINT: Record<ImportFormat, string> = {
   frames: 'a directory is searched for .jsonl, .ndjson, .json, .txt and .log files, plain, .gz or .zst',
   recorder: 'a directory is searched for .jsonl files, plain, .gz or .zst',
   pmxt: 'a directory is searched for polymarket_orderbook_YYYY-MM-DDTHH.parquet files',
+  'pmxt-kalshi': 'a directory is searched for kalshi_orderbook_YYYY-MM-DDTHH.parquet files',
   tardis: 'a directory is searched for {exchange}_{incremental_book_L2|trades}_{YYYY-MM-DD}_{symbol}.csv[.gz] files',
 };
 
-async function planPmxt(files: string[], plan: ImportPlan, inRange: (t: number) => boolean): Promise<void> {
+/** One of pmxt's hourly archives: its file names, footer check and SQL (pmxt.ts, pmxt-kalshi.ts). */
+interface PmxtArchive {
+  format: 'pmxt' | 'pmxt-kalshi';
+  name: string;
+  hour(path: string): number | null;
+  open(path: string): Promise<PmxtFile>;
+  kind(pmxt: PmxtFile): string;
+  events(pmxt: PmxtFile, file: LocalFile): string;
+  /** The rows the engine inserts into ticks itself; none when no row states its best bid and ask. */
+  bulk?(pmxt: PmxtFile, file: LocalFile): string;
+}
+
+const POLYMARKET: PmxtArchive = {
+  format: 'pmxt',
+  name: 'polymarket_orderbook_YYYY-MM-DDTHH.parquet',
+  hour: pmxtHour,
+  open: openPmxt,
+  kind: (pmxt) => `pmxt v${pmxt.version}`,
+  events: pmxtEventsSql,
+  bulk: pmxtBulkSql,
+};
+
+const KALSHI: PmxtArchive = {
+  format: 'pmxt-kalshi',
+  name: 'kalshi_orderbook_YYYY-MM-DDTHH.parquet',
+  hour: pmxtKalshiHour,
+  open: openPmxtKalshi,
+  kind: () => 'pmxt Kalshi',
+  events: (_pmxt, file) => pmxtKalshiEventsSql(file),
+};
+
+async function planPmxt(files: string[], plan: ImportPlan, inRange: (t: number) => boolean, archive: PmxtArchive): Promise<void> {
   for (const path of files) {
-    const hour = pmxtHour(path);
+    const hour = archive.hour(path);
     if (hour !== null && !inRange(hour)) continue;
     let pmxt: PmxtFile;
     try {
-      pmxt = await openPmxt(path);
+      pmxt = await archive.open(path);
     } catch (err) {
       plan.problems.push({ file: path, where: '', message: (err as Error).message });
       continue;
     }
-    if (hour === null)
-      plan.problems.push({ file: path, where: '', message: 'not named polymarket_orderbook_YYYY-MM-DDTHH.parquet: imported without coverage records' });
+    if (hour === null) plan.problems.push({ file: path, where: '', message: `not named ${archive.name}: imported without coverage records` });
     const digest = await fingerprint(path);
     const { size } = await stat(path);
     const span: [number, number] | undefined = hour === null ? undefined : [hour, hour + HOUR];
     const name = hour === null ? basename(path) : new Date(hour).toISOString().slice(0, 13);
     plan.units.push({
       kind: 'engine',
-      format: 'pmxt',
-      key: `pmxt:${name}`,
-      label: `${basename(path)} (pmxt v${pmxt.version}, ${pmxt.rows} rows in ${pmxt.rowGroups.length} row groups)`,
+      format: archive.format,
+      key: `${archive.format}:${name}`,
+      label: `${basename(path)} (${archive.kind(pmxt)}, ${pmxt.rows} rows in ${pmxt.rowGroups.length} row groups)`,
       files: [path],
       bytes: size,
       digest,
       rows: pmxt.rows,
       span,
-      run: `pmxt-${name}`,
+      run: `${archive.format}-${name}`,
       seqBase: seqBase(span, HOUR, digest),
-      bulk: true,
-      open: (engine) => openPmxtSource(engine, path, pmxt),
+      bulk: archive.bulk !== undefined,
+      open: (engine) => openPmxtSource(engine, path, pmxt, archive),
     });
   }
 }
 
-async function openPmxtSource(engine: Engine, path: string, pmxt: PmxtFile): Promise<OpenedSource> {
+async function openPmxtSource(engine: Engine, path: string, pmxt: PmxtFile, archive: PmxtArchive): Promise<OpenedSource> {
   const file = await engine.localFile(path, 'Parquet', pmxt.structure, 'none');
-  const events = pmxtEventsSql(pmxt, file);
+  const events = archive.events(pmxt, file);
   return {
     events,
-    bulk: pmxtBulkSql(pmxt, file),
+    bulk: archive.bulk?.(pmxt, file),
     params: file.params,
     settings: file.settings,
     async problems() {

@@ -89,7 +89,7 @@ export async function openPmxt(path: string): Promise<PmxtFile> {
  * The engine's type of a Parquet column as the file declares it: decimals keep their precision and
  * scale (read exactly, then converted to Float64 as the wire's text would parse: docs/INGEST.md §6.2).
  */
-function engineType(c: SchemaElement): string {
+export function engineType(c: SchemaElement): string {
   const logical = c.logical_type;
   let type: string | undefined;
   if (logical?.type === 'DECIMAL' || c.converted_type === 'DECIMAL') {
@@ -111,7 +111,7 @@ function engineType(c: SchemaElement): string {
 }
 
 /** "row group g, row r" of a row number (problems name it so). */
-export function rowPlace(pmxt: PmxtFile, row: number): string {
+export function rowPlace(pmxt: Pick<PmxtFile, 'rowGroups'>, row: number): string {
   let start = 0;
   for (let g = 0; g < pmxt.rowGroups.length; g++) {
     if (row < start + pmxt.rowGroups[g]) return `row group ${g}, row ${row}`;

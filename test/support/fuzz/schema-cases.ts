@@ -44,6 +44,9 @@ interface OpenApiOperation {
   requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> };
 }
 
+/** The asset id's pattern: Polymarket's token ids, and (src/http/params.ts) also Kalshi's `kalshi:<ticker>`. */
+const ASSET_PATTERNS = ['^\\d{1,100}$', '^(\\d{1,100}|kalshi:[A-Za-z0-9._-]{1,100})$'];
+
 export interface OpenApiDocument {
   paths: Record<string, Record<string, OpenApiOperation>>;
 }
@@ -185,7 +188,7 @@ export function validValues(_op: Operation, p: Param, d: Domain): Value[] {
     return out;
   }
   if (s.enum) return s.enum.map((e) => t(String(e)));
-  if (s.pattern === '^\\d{1,100}$')
+  if (ASSET_PATTERNS.includes(s.pattern ?? ''))
     return [...d.assets.slice(0, 6).map((a) => t(a, `asset ${a.slice(0, 6)}…`)), t('1', 'unknown asset'), t('9'.repeat(100), '9×100')];
   if (s.type === 'integer' || s.type === 'number') {
     const min = s.minimum ?? 0;
@@ -255,7 +258,7 @@ export function boundValues(op: Operation, p: Param, d: Domain): Value[] {
       raw('%2F', 'raw %2F'),
     );
   } else {
-    if (s.pattern === '^\\d{1,100}$') {
+    if (ASSET_PATTERNS.includes(s.pattern ?? '')) {
       out.push(
         t('0'),
         t('9'.repeat(100), '9×100'),

@@ -147,7 +147,7 @@ class CoverageDay(TypedDict):
 
 CoverageImport = TypedDict(
     "CoverageImport",
-    {"format": Literal["frames", "recorder", "pmxt", "tardis"], "unit": str, "from": int, "to": int, "events": int, "imported_at": int},
+    {"format": Literal["frames", "recorder", "pmxt", "pmxt-kalshi", "tardis"], "unit": str, "from": int, "to": int, "events": int, "imported_at": int},
 )
 
 
