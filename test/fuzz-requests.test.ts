@@ -268,6 +268,14 @@ describe('fuzz: malformed requests on every endpoint', () => {
           expect([400, 401, 403, 404, 413, 429, 503], what).toContain(res.status);
           return;
         }
+        if (/^\/+v1\/+kalshi(\/|$)/i.test(new URL(url).pathname)) {
+          // docs/KALSHI.md §5: Kalshi's error shape, a contract error code with its status.
+          const error = (JSON.parse(text) as { error: Record<string, unknown> }).error;
+          expect(Object.keys(error).sort(), what).toEqual(['code', 'message', 'service']);
+          if (res.status === 404) expect(error.code, what).toBe('not_found');
+          else expect(ERROR_CODES[error.code as string]?.status, what).toBe(res.status);
+          return;
+        }
         const detail = (JSON.parse(text) as { detail: Record<string, unknown> }).detail;
         if (res.status === 404) {
           expect(Object.keys(detail), what).toEqual(['message']);

@@ -35,10 +35,10 @@ export function requireAuth(deps: AuthDeps, options: { queryKey?: boolean } = {}
  * The same for clients that cannot send a header (Polymarket's own, docs/TIME-MACHINE.md §2): the key is
  * the `{key}` segment of the path. Unknown key → 401 with a message about the path.
  */
-export function requirePathKey(deps: AuthDeps): MiddlewareHandler<AppEnv> {
+export function requirePathKey(deps: AuthDeps, base = '/v1/clob/<key>/at/<instant>/…'): MiddlewareHandler<AppEnv> {
   return async function requirePathKey(c, next) {
     if (!(await signIn(deps, c, c.req.param('key') ?? ''))) {
-      throw new ApiError('invalid_api_key', 'A valid API key is required in the path: /v1/clob/<key>/at/<instant>/… (get a key with POST /v1/register).');
+      throw new ApiError('invalid_api_key', `A valid API key is required in the path: ${base} (get a key with POST /v1/register).`);
     }
     await next();
   };

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { redactPath } from '../redact.js';
 import { ApiError } from './errors.js';
-import { badRequest, isClobTarget, writeRawError } from './raw-response.js';
+import { badRequest, isClobTarget, isKalshiTarget, writeRawError } from './raw-response.js';
 import { currentRequestScope, runInRequestScope } from './request-scope.js';
 
 /** The app's fetch (Hono), as @hono/node-server calls it. */
@@ -44,7 +44,7 @@ export function createHttpServer(fetch: AppFetch, upgrades?: UpgradeHandler): Se
     // Node keeps the first of several Host lines: which host was meant cannot be known (RFC 9112 §3.2: 400).
     if (hostLines(incoming) > 1) return answerAndClose(outgoing, TWO_HOSTS(), incoming.url);
     if (headerBytes(incoming) > MAX_HEADER_BYTES) return answerAndClose(outgoing, HEADERS_TOO_LARGE(), incoming.url);
-    const scope = { clob: isClobTarget(incoming.url ?? ''), fail: () => failResponse(outgoing) };
+    const scope = { clob: isClobTarget(incoming.url ?? ''), kalshi: isKalshiTarget(incoming.url ?? ''), fail: () => failResponse(outgoing) };
     runInRequestScope(scope, () => void toApp(incoming, outgoing));
   });
   server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {

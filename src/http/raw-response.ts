@@ -32,6 +32,11 @@ export function isClobTarget(target: string): boolean {
   return /^\/+v1\/+clob(\/|$)/i.test(target);
 }
 
+/** A target under Kalshi's REST twin, however the client spelled it (`//v1/kalshi`, `/V1/KALSHI`). */
+export function isKalshiTarget(target: string): boolean {
+  return /^\/+v1\/+kalshi(\/|$)/i.test(target);
+}
+
 /** A request the server could not read as HTTP (message: what was wrong), or whose target is not a URL. */
 export function badRequest(why: string): ApiError {
   return new ApiError('bad_request', `The request could not be read: ${redactKeys(why)}.`);

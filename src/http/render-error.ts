@@ -7,7 +7,7 @@ import { errorText, log } from '../log.js';
 import { redactPath } from '../redact.js';
 import type { AppEnv } from './context.js';
 import { ApiError, invalidParameter, notFound, serviceUnavailable } from './errors.js';
-import { isClobTarget } from './raw-response.js';
+import { isClobTarget, isKalshiTarget } from './raw-response.js';
 import { currentRequestScope } from './request-scope.js';
 
 /**
@@ -35,6 +35,9 @@ export function renderError(err: Error, c: Context<AppEnv>, body: (e: ApiError) 
   return send(c, new ApiError('internal_error', 'Internal error; quote request_id when reporting it.', { request_id: requestId }), body);
 }
 
+/** Kalshi's error shape (docs/KALSHI.md §5), for its REST twin's answers and for paths that look like its base. */
+export const kalshiErrorBody = (e: ApiError) => ({ error: { code: e.code, message: e.message, service: 'tickhouse' } });
+
 /**
  * Unknown path, or a known path with a method it does not serve: the 404 body of docs/API.md §6, or
  * Polymarket's `{"error"}` for a path that looks like its compatible base but does not route (an
@@ -44,7 +47,8 @@ export function renderNotFound(c: Context<AppEnv>): Response {
   const error = notFound(`Not found: ${c.req.method} ${redactPath(c.req.path)}`);
   // The target as sent decides (`/v1/clob/../at/…` normalises to a path outside the base).
   const clob = currentRequestScope()?.clob || isClobTarget(c.req.path);
-  return clob ? send(c, error, (e) => ({ error: e.message })) : send(c, error);
+  if (clob) return send(c, error, (e) => ({ error: e.message }));
+  return currentRequestScope()?.kalshi || isKalshiTarget(c.req.path) ? send(c, error, kalshiErrorBody) : send(c, error);
 }
 
 /** The ApiError an error stands for (an ApiError itself, or a mapped domain error), or null for anything else (a bug). */

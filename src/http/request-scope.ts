@@ -10,6 +10,8 @@ export interface RequestScope {
   requestId?: string;
   /** The request is under Polymarket's compatible base: errors take its `{"error"}` shape. */
   clob?: boolean;
+  /** The request is under Kalshi's REST twin (docs/KALSHI.md §5): a 404 takes Kalshi's `{"error":{…}}` shape. */
+  kalshi?: boolean;
   /** Answers the request with a 500 if it has not been answered yet, else cuts its connection. */
   fail(): void;
 }

@@ -7,7 +7,7 @@ import type { BookReader } from '../book-history/port.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, notFound } from '../http/errors.js';
-import { renderError } from '../http/render-error.js';
+import { kalshiErrorBody, renderError } from '../http/render-error.js';
 import { MAX_TIME } from '../time.js';
 import { isKalshiAssetId, kalshiAssetId } from '../venues/kalshi/ids.js';
 
@@ -75,9 +75,6 @@ const orderbookRoute = createRoute({
   },
 });
 
-/** Kalshi's error shape. */
-const kalshiError = (e: ApiError) => ({ error: { code: e.code, message: e.message, service: 'tickhouse' } });
-
 /** A price of the book as Kalshi's `*_dollars` text (4 decimals). */
 const dollars = (units: number) => (units / PRICE_UNITS).toFixed(4);
 const count = (size: number) => (Math.round(size * COUNT_UNITS) / COUNT_UNITS).toFixed(2);
@@ -105,8 +102,8 @@ export function registerKalshiRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps
       throw new ApiError('invalid_parameter', issue.message, { param: String(issue.path[0] ?? result.target) });
     },
   });
-  kalshi.onError((err, c) => renderError(err, c, kalshiError));
-  kalshi.use(`${BASE}/*`, requirePathKey(deps));
+  kalshi.onError((err, c) => renderError(err, c, kalshiErrorBody));
+  kalshi.use(`${BASE}/*`, requirePathKey(deps, '/v1/kalshi/<key>/at/<instant>/trade-api/v2/…'));
   kalshi.use(`${BASE}/markets/:ticker/orderbook`, dailyLimit(deps));
 
   kalshi.openapi(orderbookRoute, async (c) => {

@@ -56,7 +56,7 @@ export interface SentRequest {
 }
 
 /** Where a request-target points, as far as the contract's shapes go. */
-export function targetClass(target: string): 'clob' | 'clob-lookalike' | 'v1' {
+export function targetClass(target: string): 'clob' | 'clob-lookalike' | 'kalshi' | 'kalshi-lookalike' | 'v1' {
   const rawPath = target.split(/[?#]/)[0];
   let normalized = rawPath;
   try {
@@ -67,6 +67,9 @@ export function targetClass(target: string): 'clob' | 'clob-lookalike' | 'v1' {
   if (rawPath.startsWith('/v1/clob/') || (rawPath.startsWith('/') && !rawPath.startsWith('//') && normalized.startsWith('/v1/clob/'))) return 'clob';
   // `//v1/clob/<key>/…`, `/V1/clob/<key>/…`, `http://h/v1/clob/…` route nowhere: either shape will do.
   if (/^(?:[a-z]+:\/\/[^/]*)?\/+v1\/clob\//i.test(rawPath)) return 'clob-lookalike';
+  // Kalshi's REST twin (docs/KALSHI.md §5) answers in Kalshi's shape, the same way.
+  if (rawPath.startsWith('/v1/kalshi/') || (rawPath.startsWith('/') && !rawPath.startsWith('//') && normalized.startsWith('/v1/kalshi/'))) return 'kalshi';
+  if (/^(?:[a-z]+:\/\/[^/]*)?\/+v1\/kalshi\//i.test(rawPath)) return 'kalshi-lookalike';
   return 'v1';
 }
 
@@ -100,6 +103,16 @@ export function contractViolations(sent: SentRequest, res: RawResponse): string[
     const where = targetClass(sent.target);
     if (where === 'clob') {
       if (shape !== 'polymarket') out.push(`${res.status} under /v1/clob/ is not Polymarket's {"error"}: ${body.slice(0, 160)}`);
+    } else if (where === 'kalshi') {
+      if (shape !== 'kalshi') out.push(`${res.status} under /v1/kalshi/ is not Kalshi's {"error":{code,message,service}}: ${body.slice(0, 160)}`);
+      else {
+        const name = (json as { error: { code: string } }).error.code;
+        const status = name === 'not_found' ? 404 : ERROR_CODES[name]?.status;
+        if (status === undefined) out.push(`unknown error code in Kalshi's shape: ${body.slice(0, 160)}`);
+        else if (status !== res.status) out.push(`code ${name} with status ${res.status} (the contract says ${status})`);
+      }
+    } else if (shape === 'kalshi') {
+      if (where !== 'kalshi-lookalike') out.push(`${res.status} outside /v1/kalshi/ has Kalshi's shape: ${body.slice(0, 160)}`);
     } else if (shape === 'polymarket') {
       if (where !== 'clob-lookalike') out.push(`${res.status} outside /v1/clob/ has Polymarket's shape: ${body.slice(0, 160)}`);
     } else if (shape === 'not-found') {
@@ -133,12 +146,17 @@ export function contractViolations(sent: SentRequest, res: RawResponse): string[
   return out;
 }
 
-type Shape = 'api' | 'not-found' | 'polymarket' | 'none';
+type Shape = 'api' | 'not-found' | 'polymarket' | 'kalshi' | 'none';
 
 function errorShape(json: unknown): Shape {
   if (!isObject(json)) return 'none';
   const keys = Object.keys(json);
   if (keys.length === 1 && keys[0] === 'error' && typeof json.error === 'string') return 'polymarket';
+  if (keys.length === 1 && keys[0] === 'error' && isObject(json.error)) {
+    const e = json.error;
+    const members = Object.keys(e).sort().join(',');
+    return members === 'code,message,service' && typeof e.code === 'string' && typeof e.message === 'string' && e.service === 'tickhouse' ? 'kalshi' : 'none';
+  }
   if (keys.length !== 1 || keys[0] !== 'detail' || !isObject(json.detail)) return 'none';
   const detail = json.detail;
   if (typeof detail.message !== 'string') return 'none';
