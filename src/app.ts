@@ -85,7 +85,11 @@ function useMiddleware(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   // the Node adapter build a full fetch Request for every data request (~0.1 ms of CPU each).
   // The Polymarket-compatible routes set their own limit (POST /books carries up to 500 token ids);
   // Kalshi's twin reads no body (GET only: anything else is its 404, in Kalshi's shape).
-  app.use('/v1/*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.path.startsWith('/v1/clob/') || c.req.path.startsWith('/v1/kalshi/') ? next() : limitBody(c, next)));
+  app.use('/v1/*', (c, next) =>
+    c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.path.startsWith('/v1/clob/') || c.req.path.startsWith('/v1/kalshi/')
+      ? next()
+      : limitBody(c, next),
+  );
   const auth = requireAuth(deps);
   const counted = dailyLimit(deps);
   // Exports, Tardis files and replays take one of the plan's concurrent slots before they are counted.
