@@ -34,7 +34,7 @@ function run(lines: readonly string[], receivedAt?: number) {
     n.push(line, receivedAt);
     gaps.push(...n.takeGaps());
   }
-  const tick = ({ asset_id, t, event, best_bid, best_ask, price, size, book_side, side, local_t }: TickRow) => ({
+  const tick = ({ asset_id, t, event, best_bid, best_ask, price, size, book_side, side, local_t, tx_hash }: TickRow) => ({
     asset_id,
     t,
     event,
@@ -45,6 +45,7 @@ function run(lines: readonly string[], receivedAt?: number) {
     book_side,
     side,
     ...(local_t === undefined ? {} : { local_t }),
+    ...(tx_hash === undefined ? {} : { tx_hash }),
   });
   return { n, ticks: ticks.map(tick), snapshots, checks, captures, gaps };
 }
@@ -134,6 +135,8 @@ describe("Kalshi's AsyncAPI examples", () => {
         book_side: 'SELL',
         side: 'YES',
         local_t: T0 * 1000,
+        // Kalshi's trade_id, in the column of Polymarket's transaction hash.
+        tx_hash: 'd91bc706-ee49-470d-82d8-11418bda6fed',
       },
     ]);
     expect(n.stats).toMatchObject({ malformed: 0, events: { orderbook_snapshot: 1, orderbook_delta: 1, trade: 1, control: 3, other: 1 } });
@@ -196,6 +199,7 @@ describe('a recorded session (stream.jsonl)', () => {
         book_side: 'BUY',
         side: 'YES',
         local_t: us(base + 505),
+        tx_hash: '5e0b8f6c-2f4e-4d1a-8c3b-7a9e1d2c4b60',
       },
       // The delta after the gap is not applied; the new subscription's snapshot replaces the book.
       { asset_id: A, t: base + 710, event: 'book', best_bid: 0.4, best_ask: 1, price: 0, size: 0, book_side: '', side: 'YES', local_t: us(base + 710) },
@@ -247,8 +251,9 @@ describe('a recorded session (stream.jsonl)', () => {
     const bad = run([
       '{"type":"orderbook_delta","sid":1,"seq":1,"msg":{"market_ticker":"X","price_dollars":"0.5","side":"yes"}}',
       '{"type":"trade","sid":2,"msg":{"market_ticker":"X","yes_price_dollars":"0.5","count_fp":"1.00","taker_side":"maybe","ts_ms":1}}',
+      '{"type":"trade","sid":2,"msg":{"trade_id":7,"market_ticker":"X","yes_price_dollars":"0.5","count_fp":"1.00","taker_side":"yes","ts_ms":1}}',
       'not json',
     ]);
-    expect(bad.n.stats).toMatchObject({ malformed: 3, ticks: 0 });
+    expect(bad.n.stats).toMatchObject({ malformed: 4, ticks: 0 });
   });
 });

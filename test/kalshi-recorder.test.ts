@@ -87,7 +87,7 @@ function served(book: ModelBook) {
 type ModelEvent =
   | { kind: 'snapshot'; ticker: string; sid: number; yes: [string, string][]; no: [string, string][] }
   | { kind: 'delta'; ticker: string; sid: number; seq: number; t: number; side: 'yes' | 'no'; price: string; delta: string }
-  | { kind: 'trade'; ticker: string; t: number; price: string; count: string; taker: 'yes' | 'no' };
+  | { kind: 'trade'; ticker: string; t: number; price: string; count: string; taker: 'yes' | 'no'; id: string };
 
 function modelEvents(sent: readonly string[]): ModelEvent[] {
   const out: ModelEvent[] = [];
@@ -107,7 +107,15 @@ function modelEvents(sent: readonly string[]): ModelEvent[] {
         delta: m.msg.delta_fp,
       });
     else if (m.type === 'trade')
-      out.push({ kind: 'trade', ticker: m.msg.market_ticker, t: m.msg.ts_ms, price: m.msg.yes_price_dollars, count: m.msg.count_fp, taker: m.msg.taker_side });
+      out.push({
+        kind: 'trade',
+        ticker: m.msg.market_ticker,
+        t: m.msg.ts_ms,
+        price: m.msg.yes_price_dollars,
+        count: m.msg.count_fp,
+        taker: m.msg.taker_side,
+        id: m.msg.trade_id,
+      });
   }
   return out;
 }
@@ -309,6 +317,14 @@ describe('a recorded Kalshi stream', () => {
     }));
     expect(got).toEqual(want.map((w) => ({ ...w, side: 'YES' })));
     expect(got.length).toBeGreaterThan(1000);
+    // Each trade keeps the id Kalshi gave it (in the column of Polymarket's transaction hash), in the order sent.
+    const ids = await app.deps.engine.rows<{ tx_hash: string }>(
+      `SELECT tx_hash FROM ticks WHERE asset_id = {a:String} AND event = 'last_trade_price' ORDER BY t, seq`,
+      { params: { a: `kalshi:${ticker}` } },
+    );
+    const sentIds = sent.flatMap((e) => (e.kind === 'trade' ? [e.id] : []));
+    expect(sentIds.length).toBeGreaterThan(50);
+    expect(ids.map((r) => r.tx_hash)).toEqual(sentIds);
   });
 
   it('records a seq gap as a coverage gap of the subscription’s markets, resubscribes, and serves the fresh snapshot after it', async () => {

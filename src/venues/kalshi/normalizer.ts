@@ -14,7 +14,8 @@ import { kalshiAssetId } from './ids.js';
  *   asks = the NO bids at 1 − price;
  * - `orderbook_delta` → a `price_change` tick carrying the level's new absolute size (the previous size
  *   plus `delta_fp`, exact in hundredths; 0 or below removes the level) and the best bid/ask after it;
- * - `trade` → a `last_trade_price` tick at the YES price, size `count_fp`, taker side BUY (yes) / SELL (no).
+ * - `trade` → a `last_trade_price` tick at the YES price, size `count_fp`, taker side BUY (yes) / SELL (no), and
+ *   Kalshi's `trade_id` in `tx_hash` (the column of Polymarket's transaction hash).
  *
  * Prices are held as integers of 1/10,000 dollar and counts as integers of 1/100 contract, so ladders are
  * exact; a row carries the nearest Float64. Per subscription (`sid`) the `seq` of orderbook messages must
@@ -298,6 +299,9 @@ export class KalshiNormalizer {
     const count = countUnits(msg.count_fp);
     const taker = msg.taker_side;
     const exchangeT = Number.isSafeInteger(msg.ts_ms) ? (msg.ts_ms as number) : Number.isSafeInteger(msg.ts) ? (msg.ts as number) * 1000 : -1;
+    // Kalshi's id of the trade, kept in the column of Polymarket's transaction hash ('' when absent).
+    const tradeId = msg.trade_id;
+    if (tradeId !== undefined && tradeId !== null && typeof tradeId !== 'string') return this.malformed();
     if (typeof ticker !== 'string' || !validTicker(ticker) || price < 0 || !(count >= 0) || (taker !== 'yes' && taker !== 'no') || exchangeT < 0)
       return this.malformed();
     const asset = kalshiAssetId(ticker);
@@ -314,6 +318,7 @@ export class KalshiNormalizer {
       size: count / 100,
       book_side: taker === 'yes' ? 'BUY' : 'SELL',
       market: asset,
+      ...(tradeId ? { tx_hash: tradeId } : {}),
     });
   }
 
