@@ -1,6 +1,7 @@
 import type { OpenAPIHono as OpenAPIHonoType } from '@hono/zod-openapi';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { booksInWindow } from '../auth/book-in-window.js';
+import { assertInWindow, endInWindow, windowOf } from '../auth/history-window.js';
 import { dailyLimit, requirePathKey } from '../auth/middleware.js';
 import type { Level } from '../book/index.js';
 import type { BookReader } from '../book-history/port.js';
@@ -8,6 +9,7 @@ import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, notFound } from '../http/errors.js';
 import { kalshiErrorBody, renderError } from '../http/render-error.js';
+import { kalshiTrades, type StoredTrade } from '../queries/kalshi-trades.js';
 import { MAX_TIME } from '../time.js';
 import { isKalshiAssetId, kalshiAssetId } from '../venues/kalshi/ids.js';
 
@@ -75,6 +77,114 @@ const orderbookRoute = createRoute({
   },
 });
 
+/** Kalshi's `limit` bounds and default for `GET /markets/trades`. */
+const MAX_TRADES = 1000;
+const DEFAULT_TRADES = 100;
+/** The largest Unix seconds accepted for `min_ts`/`max_ts` (the largest instant, MAX_TIME ms). */
+const MAX_SECONDS = Math.floor(MAX_TIME / 1000);
+const TICKER_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
+/** Our cursor: the last trade served, `<t ms>.<seq>` (opaque to the client). */
+const CURSOR = /^(\d{1,16})\.(\d{1,16})$/;
+
+/** A query parameter parsed from its raw text; a bad (or, without `.optional()`, missing) value → 400 with `message`. */
+function param<T>(message: string, parse: (raw: string) => T | undefined) {
+  return z.string({ error: message }).transform((raw, ctx) => {
+    const value = parse(raw);
+    if (value === undefined) {
+      ctx.issues.push({ code: 'custom', message, input: raw });
+      return z.NEVER;
+    }
+    return value;
+  });
+}
+
+const seconds = (name: string, description: string) =>
+  param(`${name} must be Unix seconds (an integer, 0 or more)`, (raw) => (/^\d{1,16}$/.test(raw) && Number(raw) <= MAX_SECONDS ? Number(raw) : undefined))
+    .optional()
+    .openapi({ type: 'integer', format: 'int64', minimum: 0, description });
+
+const TradesQuery = z.object({
+  ticker: param(
+    'ticker is required here: this service serves the trades of one market at a time (1-100 of A-Z a-z 0-9 . _ -), not every market’s',
+    (raw) => (TICKER_PATTERN.test(raw) ? raw : undefined),
+  ).openapi({ type: 'string', description: 'The market (required here, optional on Kalshi)', example: 'KXBTCD-26MAY1417-T94999.99' }),
+  min_ts: seconds('min_ts', 'Trades at or after this Unix second'),
+  max_ts: seconds('max_ts', 'Trades before this Unix second'),
+  limit: param(`limit must be an integer ${1}-${MAX_TRADES}`, (raw) =>
+    /^\d{1,4}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= MAX_TRADES ? Number(raw) : undefined,
+  )
+    .optional()
+    .openapi({ type: 'integer', minimum: 1, maximum: MAX_TRADES, description: `Trades per page, default ${DEFAULT_TRADES}` }),
+  cursor: param('cursor must be a cursor this API returned (or empty)', (raw) => {
+    if (raw === '') return null;
+    const m = CURSOR.exec(raw);
+    return m && Number(m[1]) <= MAX_TIME && Number.isSafeInteger(Number(m[2])) ? { t: Number(m[1]), seq: Number(m[2]) } : undefined;
+  })
+    .optional()
+    .openapi({ type: 'string', description: 'The `cursor` of the previous page; absent or empty: the first page' }),
+  is_block_trade: param('is_block_trade must be true or false', (raw) => (raw === 'true' ? true : raw === 'false' ? false : undefined))
+    .optional()
+    .openapi({ type: 'boolean', description: 'No stored trade is a block trade: `true` answers no trades' }),
+});
+
+const Trade = z
+  .object({
+    trade_id: z.string(),
+    ticker: z.string(),
+    count_fp: z.string(),
+    yes_price_dollars: z.string(),
+    no_price_dollars: z.string(),
+    taker_side: z.enum(['yes', 'no']),
+    taker_outcome_side: z.enum(['yes', 'no']),
+    taker_book_side: z.enum(['bid', 'ask']),
+    created_time: z.string(),
+    is_block_trade: z.boolean(),
+  })
+  .openapi('KalshiTrade');
+const TradesResponse = z.object({ trades: z.array(Trade), cursor: z.string() }).openapi('KalshiTradesResponse');
+
+const tradesRoute = createRoute({
+  method: 'get',
+  path: '/v1/kalshi/{key}/at/{instant}/trade-api/v2/markets/trades',
+  operationId: 'getKalshiTrades',
+  tags: ['kalshi'],
+  summary: 'Kalshi `GET /markets/trades` at the instant: one market’s trades up to it, newest first',
+  security: [],
+  request: { params: PathParams.omit({ ticker: true }), query: TradesQuery },
+  responses: {
+    200: json('Trades at or before the instant, newest first; `cursor` empty on the last page', TradesResponse),
+    400: json('Bad or missing parameter (`ticker` is required here)', KalshiError),
+    401: json('Unknown API key in the path', KalshiError),
+    403: json('The instant (or `min_ts`) is outside the plan’s history window', KalshiError),
+    429: json('Daily request limit reached', KalshiError),
+    500: json('Internal error (a bug); the message names the request id', KalshiError),
+    503: json('ClickHouse is unavailable; retry shortly', KalshiError),
+  },
+});
+
+/** Whole hundredths as Kalshi's `*_fp` text (exact in integers). */
+const hundredths = (units: number) => `${Math.floor(units / 100)}.${String(units % 100).padStart(2, '0')}`;
+/** Whole 1/10,000 dollars as Kalshi's `*_dollars` text with 4 decimals (0 ≤ units ≤ 10,000). */
+const tenThousandths = (units: number) => `${Math.floor(units / PRICE_UNITS)}.${String(units % PRICE_UNITS).padStart(4, '0')}`;
+
+/** A stored trade as Kalshi's `Trade`: YES price as stored, NO = 1 − YES in whole 1/10,000 dollars; the taker side in all three fields. */
+export function kalshiTrade(ticker: string, r: StoredTrade) {
+  const yes = Math.round(r.price * PRICE_UNITS);
+  const outcome = r.side === 'SELL' ? 'no' : 'yes';
+  return {
+    trade_id: r.id,
+    ticker,
+    count_fp: hundredths(Math.round(r.size * COUNT_UNITS)),
+    yes_price_dollars: tenThousandths(yes),
+    no_price_dollars: tenThousandths(PRICE_UNITS - yes),
+    taker_side: outcome,
+    taker_outcome_side: outcome,
+    taker_book_side: outcome === 'yes' ? 'bid' : 'ask',
+    created_time: new Date(r.t).toISOString(),
+    is_block_trade: false,
+  } as const;
+}
+
 /** A price of the book as Kalshi's `*_dollars` text (4 decimals). */
 const dollars = (units: number) => (units / PRICE_UNITS).toFixed(4);
 const count = (size: number) => (Math.round(size * COUNT_UNITS) / COUNT_UNITS).toFixed(2);
@@ -105,6 +215,7 @@ export function registerKalshiRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps
   kalshi.onError((err, c) => renderError(err, c, kalshiErrorBody));
   kalshi.use(`${BASE}/*`, requirePathKey(deps, '/v1/kalshi/<key>/at/<instant>/trade-api/v2/…'));
   kalshi.use(`${BASE}/markets/:ticker/orderbook`, dailyLimit(deps));
+  kalshi.use(`${BASE}/markets/trades`, dailyLimit(deps));
 
   kalshi.openapi(orderbookRoute, async (c) => {
     const { instant, ticker } = c.req.valid('param');
@@ -114,6 +225,29 @@ export function registerKalshiRoutes(app: OpenAPIHonoType<AppEnv>, deps: AppDeps
       { orderbook_fp: { yes_dollars: kalshiLadder(book.side('bid'), 'yes', depth), no_dollars: kalshiLadder(book.side('ask'), 'no', depth) } },
       200,
     );
+  });
+
+  kalshi.openapi(tradesRoute, async (c) => {
+    const { instant } = c.req.valid('param');
+    const q = c.req.valid('query');
+    const window = windowOf(c);
+    if (instant !== null) assertInWindow(window, instant);
+    // Trades at or before the instant (never past what can exist yet), in [min_ts, max_ts) seconds.
+    let to = endInWindow(window, instant ?? MAX_TIME);
+    if (q.max_ts !== undefined) to = Math.min(to, q.max_ts * 1000 - 1);
+    let from = Math.max(0, window.earliestAllowed);
+    if (q.min_ts !== undefined) {
+      assertInWindow(window, q.min_ts * 1000);
+      from = q.min_ts * 1000;
+    }
+    const limit = q.limit ?? DEFAULT_TRADES;
+    if (q.is_block_trade === true) return c.json({ trades: [], cursor: '' }, 200);
+    // A cursor past the range's end leaves every trade of the range after it.
+    const after = q.cursor && q.cursor.t <= to ? q.cursor : undefined;
+    const rows = await kalshiTrades(deps.engine, { assetId: kalshiAssetId(q.ticker), from, to, after, limit: limit + 1 }, c.req.raw.signal);
+    const page = rows.length > limit ? rows.slice(0, limit) : rows;
+    const last = page[page.length - 1];
+    return c.json({ trades: page.map((r) => kalshiTrade(q.ticker, r)), cursor: rows.length > limit ? `${last.t}.${last.seq}` : '' }, 200);
   });
 
   // Anything else under the base: Kalshi's error shape, not the /v1 envelope.
