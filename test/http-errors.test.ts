@@ -182,6 +182,8 @@ const EXPECTED_ERRORS: Record<string, number[]> = {
   ),
   [`GET ${CLOB}/prices-history`]: [400, 401, 403, 429, 500, 503],
   'GET /v1/kalshi/{key}/at/{instant}/trade-api/v2/markets/{ticker}/orderbook': [400, 401, 403, 404, 429, 500, 503],
+  // A market without trades then is an empty list, never a 404.
+  'GET /v1/kalshi/{key}/at/{instant}/trade-api/v2/markets/trades': [400, 401, 403, 429, 500, 503],
   // Batches: a token without a book is left out of the answer, never a 404; a body over 128 KiB is a 413.
   ...Object.fromEntries(
     ['books', 'prices', 'midpoints', 'spreads', 'last-trades-prices'].map((p) => [`POST ${CLOB}/${p}`, [400, 401, 403, 413, 429, 500, 503]]),

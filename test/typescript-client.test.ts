@@ -69,12 +69,18 @@ describe('every read endpoint through the generated client', () => {
       seed: 19,
     });
     await replayStream(t.deps, stream, 'ts-client');
-    // A Kalshi market's book (Kalshi's own orderbook route reads it).
+    // A Kalshi market's book and a trade (Kalshi's own orderbook and trades routes read them).
     const writer = new BatchWriter(t.deps.engine, { sourceId: 'ts-client-kalshi' });
-    new KalshiNormalizer(writer, { seq: fileSeq('ts-client-kalshi') }).push(
+    const kalshi = new KalshiNormalizer(writer, { seq: fileSeq('ts-client-kalshi') });
+    kalshi.push(
       `${new Date(START).toISOString().slice(0, -1)}0000Z {"type":"orderbook_snapshot","sid":1,"seq":1,"msg":{"market_ticker":"${KALSHI_TICKER}",` +
         '"market_id":"m1","yes_dollars_fp":[["0.4200","10.00"]],"no_dollars_fp":[["0.5500","7.00"]]}}',
     );
+    kalshi.push(
+      `{"type":"trade","sid":2,"msg":{"trade_id":"d91bc706-ee49-470d-82d8-11418bda6fed","market_ticker":"${KALSHI_TICKER}",` +
+        `"yes_price_dollars":"0.4300","no_price_dollars":"0.5700","count_fp":"2.00","taker_side":"yes","ts_ms":${START + 1_000}}}`,
+    );
+    expect(kalshi.stats.ticks).toBe(2);
     await writer.flush();
     await writer.settle();
     server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
@@ -175,6 +181,10 @@ describe('every read endpoint through the generated client', () => {
         call: () => sdk.getKalshiOrderbook({ client, path: { ...clobPath(), ticker: KALSHI_TICKER }, query: { depth: 5 } }),
         url: `/v1/kalshi/{key}/at/${NOW - 1_000_000}/trade-api/v2/markets/${KALSHI_TICKER}/orderbook?depth=5`,
       },
+      getKalshiTrades: {
+        call: () => sdk.getKalshiTrades({ client, path: clobPath(), query: { ticker: KALSHI_TICKER, limit: 10 } }),
+        url: `/v1/kalshi/{key}/at/${NOW - 1_000_000}/trade-api/v2/markets/trades?ticker=${KALSHI_TICKER}&limit=10`,
+      },
       getCoverage: { call: () => sdk.getCoverage({ client, query: range }), url: `/v1/coverage?asset_id=${ASSET}&start=${START}&end=${NOW}` },
       getTardisDataset: {
         call: () =>
@@ -225,6 +235,10 @@ describe('every read endpoint through the generated client', () => {
         else expect(viaClient.data).toBe(body);
       } else {
         expect(viaClient.data).toEqual(await plain.json());
+      }
+      // The seeded Kalshi trade is served, with the id Kalshi gave it.
+      if (operationId === 'getKalshiTrades') {
+        expect(viaClient.data).toMatchObject({ trades: [{ trade_id: 'd91bc706-ee49-470d-82d8-11418bda6fed', yes_price_dollars: '0.4300' }], cursor: '' });
       }
     });
   }

@@ -270,6 +270,24 @@ export type KalshiError = {
     };
 };
 
+export type KalshiTradesResponse = {
+    trades: Array<KalshiTrade>;
+    cursor: string;
+};
+
+export type KalshiTrade = {
+    trade_id: string;
+    ticker: string;
+    count_fp: string;
+    yes_price_dollars: string;
+    no_price_dollars: string;
+    taker_side: 'yes' | 'no';
+    taker_outcome_side: 'yes' | 'no';
+    taker_book_side: 'bid' | 'ask';
+    created_time: string;
+    is_block_trade: boolean;
+};
+
 export type Tick = {
     /**
      * Unix ms (exchange time)
@@ -2416,6 +2434,85 @@ export type GetKalshiOrderbookResponses = {
 };
 
 export type GetKalshiOrderbookResponse = GetKalshiOrderbookResponses[keyof GetKalshiOrderbookResponses];
+
+export type GetKalshiTradesData = {
+    body?: never;
+    path: {
+        /**
+         * Your API key (the SDKs send no tickhouse header)
+         */
+        key: string;
+        /**
+         * Unix ms, or `latest`
+         */
+        instant: string;
+    };
+    query: {
+        /**
+         * The market (required here, optional on Kalshi)
+         */
+        ticker: string;
+        /**
+         * Trades at or after this Unix second
+         */
+        min_ts?: number;
+        /**
+         * Trades before this Unix second
+         */
+        max_ts?: number;
+        /**
+         * Trades per page, default 100
+         */
+        limit?: number;
+        /**
+         * The `cursor` of the previous page; absent or empty: the first page
+         */
+        cursor?: string;
+        /**
+         * No stored trade is a block trade: `true` answers no trades
+         */
+        is_block_trade?: boolean;
+    };
+    url: '/v1/kalshi/{key}/at/{instant}/trade-api/v2/markets/trades';
+};
+
+export type GetKalshiTradesErrors = {
+    /**
+     * Bad or missing parameter (`ticker` is required here)
+     */
+    400: KalshiError;
+    /**
+     * Unknown API key in the path
+     */
+    401: KalshiError;
+    /**
+     * The instant (or `min_ts`) is outside the plan’s history window
+     */
+    403: KalshiError;
+    /**
+     * Daily request limit reached
+     */
+    429: KalshiError;
+    /**
+     * Internal error (a bug); the message names the request id
+     */
+    500: KalshiError;
+    /**
+     * ClickHouse is unavailable; retry shortly
+     */
+    503: KalshiError;
+};
+
+export type GetKalshiTradesError = GetKalshiTradesErrors[keyof GetKalshiTradesErrors];
+
+export type GetKalshiTradesResponses = {
+    /**
+     * Trades at or before the instant, newest first; `cursor` empty on the last page
+     */
+    200: KalshiTradesResponse;
+};
+
+export type GetKalshiTradesResponse = GetKalshiTradesResponses[keyof GetKalshiTradesResponses];
 
 export type ReplayMarketData = {
     body?: never;
