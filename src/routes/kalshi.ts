@@ -14,7 +14,7 @@ import { MAX_TIME } from '../time.js';
 import { isKalshiAssetId, kalshiAssetId } from '../venues/kalshi/ids.js';
 
 /**
- * Kalshi's REST market data at any past instant (docs/KALSHI.md §6), the twin of the Polymarket CLOB
+ * Kalshi's REST market data at any past instant (docs/KALSHI.md §5), the twin of the Polymarket CLOB
  * surface: an official Kalshi SDK whose base URL is `…/v1/kalshi/{key}/at/{instant}/trade-api/v2` gets
  * the answer Kalshi would have given at that millisecond, in Kalshi's current shapes and units. Books
  * come from the app's BookReader (the reconstruction `/v1/orderbook?asset_id=kalshi:<ticker>` serves);
