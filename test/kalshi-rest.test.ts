@@ -77,6 +77,39 @@ function bookAt(ticker: string, at: number): ModelBook | null {
   return found;
 }
 
+/**
+ * Trades (their own random stream): now and then one to three at `ms`, over both markets; sometimes at
+ * the next whole second, where min_ts and max_ts bite. Returns the time after them.
+ */
+function maybeTrades(lines: string[], at: number, tradeRand: () => number): number {
+  let ms = at;
+  if (tradeRand() >= 0.3) return ms;
+  if (tradeRand() < 0.2) ms = Math.ceil((ms + 1) / 1000) * 1000;
+  const n = 1 + Math.floor(tradeRand() * 3);
+  for (let k = 0; k < n; k++) {
+    const ticker = TICKERS[Math.floor(tradeRand() * TICKERS.length)];
+    const yes = 1 + Math.floor(tradeRand() * 9_998);
+    // Kalshi's own example writes 3 decimals ("0.360"): the twin answers with 4.
+    const yesText = tradeRand() < 0.2 && yes % 10 === 0 ? (yes / 10_000).toFixed(3) : dollars(yes);
+    const suffix = Math.floor(tradeRand() * 2 ** 40)
+      .toString(16)
+      .padStart(12, '0');
+    const trade: SentTrade = {
+      trade_id: `${(sentTrades.length + 1).toString(16).padStart(8, '0')}-ee49-470d-82d8-${suffix}`,
+      market_ticker: ticker,
+      yes_price_dollars: yesText,
+      no_price_dollars: dollars(10_000 - yes),
+      count_fp: counts(1 + Math.floor(tradeRand() * 500_000)),
+      taker_side: tradeRand() < 0.5 ? 'yes' : 'no',
+      ts: Math.floor(ms / 1000),
+      ts_ms: ms,
+    };
+    sentTrades.push(trade);
+    lines.push(`${received(ms + 3)}${JSON.stringify({ type: 'trade', sid: 2, msg: trade })}`);
+  }
+  return ms;
+}
+
 beforeAll(async () => {
   s = await startReplayService(T0 + 86_400_000);
   const rand = prng(40);
@@ -120,32 +153,7 @@ beforeAll(async () => {
         `"price_dollars":"${dollars(price)}","delta_fp":"${text}","side":"${yesSide ? 'yes' : 'no'}","ts_ms":${ms}}}`,
     );
     history.get(ticker)!.push([ms, { yes: new Map(book.yes), no: new Map(book.no) }]);
-    // Trades (their own random stream): now and then one to three at this very ms, over both markets;
-    // sometimes at a whole second, where min_ts and max_ts bite.
-    if (tradeRand() < 0.3) {
-      if (tradeRand() < 0.2) ms = Math.ceil((ms + 1) / 1000) * 1000;
-      const n = 1 + Math.floor(tradeRand() * 3);
-      for (let k = 0; k < n; k++) {
-        const tradeTicker = TICKERS[Math.floor(tradeRand() * TICKERS.length)];
-        const yes = 1 + Math.floor(tradeRand() * 9_998);
-        // Kalshi's own example writes 3 decimals ("0.360"): the twin answers with 4.
-        const yesText = tradeRand() < 0.2 && yes % 10 === 0 ? (yes / 10_000).toFixed(3) : dollars(yes);
-        const trade: SentTrade = {
-          trade_id: `${(sentTrades.length + 1).toString(16).padStart(8, '0')}-ee49-470d-82d8-${Math.floor(tradeRand() * 2 ** 40)
-            .toString(16)
-            .padStart(12, '0')}`,
-          market_ticker: tradeTicker,
-          yes_price_dollars: yesText,
-          no_price_dollars: dollars(10_000 - yes),
-          count_fp: counts(1 + Math.floor(tradeRand() * 500_000)),
-          taker_side: tradeRand() < 0.5 ? 'yes' : 'no',
-          ts: Math.floor(ms / 1000),
-          ts_ms: ms,
-        };
-        sentTrades.push(trade);
-        lines.push(`${received(ms + 3)}${JSON.stringify({ type: 'trade', sid: 2, msg: trade })}`);
-      }
-    }
+    ms = maybeTrades(lines, ms, tradeRand);
   }
   const writer = new BatchWriter(s.te.engine, { sourceId: 'kalshi-rest-test' });
   const normalizer = new KalshiNormalizer(writer, { seq: fileSeq('kalshi-rest-test') });
@@ -235,10 +243,7 @@ function modelTrades(ticker: string, instant: number, minTs?: number, maxTs?: nu
   return order
     .filter(
       ({ t }) =>
-        t.market_ticker === ticker &&
-        t.ts_ms <= instant &&
-        (minTs === undefined || t.ts_ms >= minTs * 1000) &&
-        (maxTs === undefined || t.ts_ms < maxTs * 1000),
+        t.market_ticker === ticker && t.ts_ms <= instant && (minTs === undefined || t.ts_ms >= minTs * 1000) && (maxTs === undefined || t.ts_ms < maxTs * 1000),
     )
     .sort((a, b) => b.t.ts_ms - a.t.ts_ms || b.i - a.i)
     .map(({ t }) => {

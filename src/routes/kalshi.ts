@@ -104,9 +104,8 @@ const seconds = (name: string, description: string) =>
     .openapi({ type: 'integer', format: 'int64', minimum: 0, description });
 
 const TradesQuery = z.object({
-  ticker: param(
-    'ticker is required here: this service serves the trades of one market at a time (1-100 of A-Z a-z 0-9 . _ -), not every market’s',
-    (raw) => (TICKER_PATTERN.test(raw) ? raw : undefined),
+  ticker: param('ticker is required here: this service serves the trades of one market at a time (1-100 of A-Z a-z 0-9 . _ -), not every market’s', (raw) =>
+    TICKER_PATTERN.test(raw) ? raw : undefined,
   ).openapi({ type: 'string', description: 'The market (required here, optional on Kalshi)', example: 'KXBTCD-26MAY1417-T94999.99' }),
   min_ts: seconds('min_ts', 'Trades at or after this Unix second'),
   max_ts: seconds('max_ts', 'Trades before this Unix second'),
