@@ -247,6 +247,28 @@ describe('a recorded session (stream.jsonl)', () => {
     expect(early.n.stats).toMatchObject({ skipped: 1, malformed: 0, ticks: 0 });
   });
 
+  it('reads the taker from taker_outcome_side, else taker_book_side (bid = yes), else the deprecated taker_side', () => {
+    const trade = (sides: Record<string, string>) =>
+      JSON.stringify({
+        type: 'trade',
+        sid: 2,
+        msg: { trade_id: 't', market_ticker: 'X', yes_price_dollars: '0.5000', count_fp: '1.00', ts_ms: 1, ...sides },
+      });
+    const got = run([
+      trade({ taker_outcome_side: 'no', taker_book_side: 'ask', taker_side: 'no' }),
+      trade({ taker_outcome_side: 'yes' }),
+      trade({ taker_book_side: 'ask' }),
+      trade({ taker_book_side: 'bid', taker_side: 'no' }),
+      trade({ taker_side: 'yes' }),
+      // A bad canonical field is not papered over by the legacy one.
+      trade({ taker_outcome_side: 'maybe', taker_side: 'yes' }),
+      trade({ taker_book_side: 'constructor' }),
+      trade({}),
+    ]);
+    expect(got.ticks.map((t) => t.book_side)).toEqual(['SELL', 'BUY', 'SELL', 'BUY', 'BUY']);
+    expect(got.n.stats).toMatchObject({ malformed: 3 });
+  });
+
   it('counts a message missing a required field as malformed and goes on', () => {
     const bad = run([
       '{"type":"orderbook_delta","sid":1,"seq":1,"msg":{"market_ticker":"X","price_dollars":"0.5","side":"yes"}}',

@@ -14,7 +14,7 @@ import { kalshiAssetId } from './ids.js';
  *   asks = the NO bids at 1 − price;
  * - `orderbook_delta` → a `price_change` tick carrying the level's new absolute size (the previous size
  *   plus `delta_fp`, exact in hundredths; 0 or below removes the level) and the best bid/ask after it;
- * - `trade` → a `last_trade_price` tick at the YES price, size `count_fp`, taker side BUY (yes) / SELL (no), and
+ * - `trade` → a `last_trade_price` tick at the YES price, size `count_fp`, taker side BUY (yes) / SELL (no) (takerOf), and
  *   Kalshi's `trade_id` in `tx_hash` (the column of Polymarket's transaction hash).
  *
  * Prices are held as integers of 1/10,000 dollar and counts as integers of 1/100 contract, so ladders are
@@ -297,13 +297,12 @@ export class KalshiNormalizer {
     const ticker = msg.market_ticker;
     const price = priceUnits(msg.yes_price_dollars);
     const count = countUnits(msg.count_fp);
-    const taker = msg.taker_side;
+    const taker = takerOf(msg);
     const exchangeT = Number.isSafeInteger(msg.ts_ms) ? (msg.ts_ms as number) : Number.isSafeInteger(msg.ts) ? (msg.ts as number) * 1000 : -1;
     // Kalshi's id of the trade, kept in the column of Polymarket's transaction hash ('' when absent).
     const tradeId = msg.trade_id;
     if (tradeId !== undefined && tradeId !== null && typeof tradeId !== 'string') return this.malformed();
-    if (typeof ticker !== 'string' || !validTicker(ticker) || price < 0 || !(count >= 0) || (taker !== 'yes' && taker !== 'no') || exchangeT < 0)
-      return this.malformed();
+    if (typeof ticker !== 'string' || !validTicker(ticker) || price < 0 || !(count >= 0) || taker === undefined || exchangeT < 0) return this.malformed();
     const asset = kalshiAssetId(ticker);
     const t = this.timeOf(asset, exchangeT);
     const book = this.markets.get(asset)?.book;
@@ -380,6 +379,17 @@ export class KalshiNormalizer {
     if (this.stats.malformedLines.length < MAX_MALFORMED_LINES) this.stats.malformedLines.push(this.lineNo);
   }
 }
+
+/**
+ * A trade's taker side, yes | no (undefined when it states none or a bad one). Kalshi's "Order direction"
+ * page: `taker_outcome_side` (yes | no) is canonical, `taker_book_side` the same bit (bid ≡ yes, ask ≡ no),
+ * and `taker_side` the deprecated field they replace; the first one present is read.
+ */
+function takerOf(msg: Record<string, unknown>): 'yes' | 'no' | undefined {
+  const side = msg.taker_outcome_side ?? (msg.taker_book_side === undefined ? msg.taker_side : BOOK_SIDE[String(msg.taker_book_side)]);
+  return side === 'yes' || side === 'no' ? side : undefined;
+}
+const BOOK_SIDE: Record<string, 'yes' | 'no'> = { bid: 'yes', ask: 'no' };
 
 function validTicker(ticker: string): boolean {
   return /^[A-Za-z0-9._-]{1,100}$/.test(ticker);
