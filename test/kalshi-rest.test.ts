@@ -362,7 +362,8 @@ describe('Kalshi REST trades at any instant, through kalshi-typescript', () => {
     };
     expect(await bad('limit=5', 'ticker')).toMatch(/ticker is required/);
     await expect(api(at).getTrades(5)).rejects.toMatchObject({ response: { status: 400, data: { error: { code: 'invalid_parameter' } } } });
-    await bad(`ticker=A%20B`, 'ticker');
+    expect(await bad(`ticker=A%20B`, 'ticker')).toMatch(/must be a Kalshi market ticker/);
+    expect(await bad(`ticker=`, 'ticker')).toMatch(/must be a Kalshi market ticker/);
     for (const limit of ['0', '1001', 'x', '-1', '1.5', '']) await bad(`ticker=${ticker}&limit=${limit}`, 'limit');
     for (const ts of ['-1', '1.5', 'x', '', '99999999999999999']) {
       await bad(`ticker=${ticker}&min_ts=${ts}`, 'min_ts');

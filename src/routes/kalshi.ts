@@ -82,7 +82,6 @@ const MAX_TRADES = 1000;
 const DEFAULT_TRADES = 100;
 /** The largest Unix seconds accepted for `min_ts`/`max_ts` (the largest instant, MAX_TIME ms). */
 const MAX_SECONDS = Math.floor(MAX_TIME / 1000);
-const TICKER_PATTERN = /^[A-Za-z0-9._-]{1,100}$/;
 /** Our cursor: the last trade served, `<t ms>.<seq>` (opaque to the client). */
 const CURSOR = /^(\d{1,16})\.(\d{1,16})$/;
 
@@ -104,12 +103,13 @@ const seconds = (name: string, description: string) =>
     .openapi({ type: 'integer', format: 'int64', minimum: 0, description });
 
 const TradesQuery = z.object({
-  ticker: param('ticker is required here: this service serves the trades of one market at a time (1-100 of A-Z a-z 0-9 . _ -), not every market’s', (raw) =>
-    TICKER_PATTERN.test(raw) ? raw : undefined,
-  ).openapi({ type: 'string', description: 'The market (required here, optional on Kalshi)', example: 'KXBTCD-26MAY1417-T94999.99' }),
+  ticker: z
+    .string({ error: 'ticker is required here: this service serves the trades of one market at a time, not every market’s' })
+    .refine((raw) => isKalshiAssetId(`kalshi:${raw}`), 'ticker must be a Kalshi market ticker (1-100 of A-Z a-z 0-9 . _ -)')
+    .openapi({ description: 'The market (required here, optional on Kalshi)', example: 'KXBTCD-26MAY1417-T94999.99' }),
   min_ts: seconds('min_ts', 'Trades at or after this Unix second'),
   max_ts: seconds('max_ts', 'Trades before this Unix second'),
-  limit: param(`limit must be an integer ${1}-${MAX_TRADES}`, (raw) =>
+  limit: param(`limit must be an integer 1-${MAX_TRADES}`, (raw) =>
     /^\d{1,4}$/.test(raw) && Number(raw) >= 1 && Number(raw) <= MAX_TRADES ? Number(raw) : undefined,
   )
     .optional()
