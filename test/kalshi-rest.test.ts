@@ -314,6 +314,28 @@ describe('Kalshi REST trades at any instant, through kalshi-typescript', () => {
     expect(pages).toBeGreaterThan(WALKS * 2);
   }, 300_000);
 
+  it('getTrades equals /v1/ticks’ trades at the same instants: time, YES price, count, taker side, newest first', async () => {
+    const rand = prng(45);
+    let compared = 0;
+    for (let i = 0; i < 40; i++) {
+      const ticker = TICKERS[i % TICKERS.length];
+      const own = sentTrades.filter((t) => t.market_ticker === ticker);
+      const instant = own[Math.floor(rand() * own.length)].ts_ms - (i % 2);
+      const viaSdk = (await walk(instant, ticker, 1000)).trades as { created_time: string; yes_price_dollars: string; count_fp: string; taker_side: string }[];
+      const res = await fetch(
+        `${s.httpUrl}/v1/ticks?asset_id=kalshi:${ticker}&start=${T0}&end=${instant}&event_type=last_trade_price&fields=taker_side&limit=100000`,
+        { headers: { authorization: `Bearer ${s.key}` } },
+      );
+      const ticks = ((await res.json()).data as { t: number; price: number; size: number; taker_side: string }[]).reverse();
+      expect(
+        viaSdk.map((t) => [Date.parse(t.created_time), Number(t.yes_price_dollars), Number(t.count_fp), t.taker_side === 'yes' ? 'buy' : 'sell']),
+        `${ticker} at ${instant}`,
+      ).toEqual(ticks.map((t) => [t.t, t.price, t.size, t.taker_side]));
+      compared += ticks.length;
+    }
+    expect(compared).toBeGreaterThan(40 * 50);
+  });
+
   it('min_ts is inclusive and max_ts exclusive, at a trade on a whole second; `latest` is every trade; is_block_trade', async () => {
     const onSecond = sentTrades.find((t) => t.ts_ms % 1000 === 0)!;
     const ticker = onSecond.market_ticker;
