@@ -50,30 +50,14 @@ else if (venue !== 'polymarket') {
       : null;
 
     let recorder: Recorder | null = null;
-    let stopping = false;
-    const shutdown = (signal: string) => {
-      if (stopping) {
-        log.error('second signal: exiting without waiting for the buffer', { signal, pending_rows: recorder?.status().sink.pending ?? 0 });
-        process.exit(1);
-      }
-      stopping = true;
-      log.info('recorder shutting down', { signal });
-      // Still discovering: no frame has been received, and metadata is fetched again on the next start.
-      if (!recorder) process.exit(0);
-      recorder
-        .stop()
-        .then(async () => {
-          metricsServer?.close();
-          await engine.close();
-          process.exit(0);
-        })
-        .catch((err) => {
-          log.error('recorder shutdown failed', { error: errorText(err) });
-          process.exit(1);
-        });
-    };
-    process.on('SIGTERM', () => shutdown('SIGTERM'));
-    process.on('SIGINT', () => shutdown('SIGINT'));
+    stopOnSignals(
+      () => recorder,
+      async () => {
+        metricsServer?.close();
+        await engine.close();
+      },
+      (signal) => log.error('second signal: exiting without waiting for the buffer', { signal, pending_rows: recorder?.status().sink.pending ?? 0 }),
+    );
 
     recorder = await startRecorder(engine, options, { onStatus: (r) => process.stdout.write(`${formatStatusLine(r)}\n`) });
   });
@@ -88,25 +72,10 @@ async function recordKalshi(): Promise<void> {
     log.info('clickhouse backend', { backend: engine.backend, location: engine.location });
     await runMigrations(engine);
     let recorder: KalshiRecorder | null = null;
-    let stopping = false;
-    const shutdown = (signal: string) => {
-      if (stopping) process.exit(1);
-      stopping = true;
-      log.info('recorder shutting down', { signal });
-      if (!recorder) process.exit(0);
-      recorder
-        .stop()
-        .then(async () => {
-          await engine.close();
-          process.exit(0);
-        })
-        .catch((err) => {
-          log.error('recorder shutdown failed', { error: errorText(err) });
-          process.exit(1);
-        });
-    };
-    process.on('SIGTERM', () => shutdown('SIGTERM'));
-    process.on('SIGINT', () => shutdown('SIGINT'));
+    stopOnSignals(
+      () => recorder,
+      () => engine.close(),
+    );
     try {
       recorder = await startKalshiRecorder(engine, options);
     } catch (err) {
@@ -114,4 +83,35 @@ async function recordKalshi(): Promise<void> {
       throw err;
     }
   });
+}
+
+/**
+ * SIGTERM / SIGINT: the recorder (once started) stops and flushes, then `close` runs and the process
+ * exits 0 (1 when the stop fails). Still discovering: nothing was received, exit at once. A second
+ * signal exits 1 without waiting (`onSecond` says what is left behind).
+ */
+function stopOnSignals(recorder: () => { stop(): Promise<void> } | null, close: () => Promise<void>, onSecond?: (signal: string) => void): void {
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) {
+      onSecond?.(signal);
+      process.exit(1);
+    }
+    stopping = true;
+    log.info('recorder shutting down', { signal });
+    const running = recorder();
+    if (!running) process.exit(0);
+    running
+      .stop()
+      .then(async () => {
+        await close();
+        process.exit(0);
+      })
+      .catch((err) => {
+        log.error('recorder shutdown failed', { error: errorText(err) });
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
 }

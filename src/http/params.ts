@@ -17,6 +17,21 @@ export function parsed<T>(name: string, allowed: string, parse: (raw: string) =>
   });
 }
 
+/**
+ * The same with one whole message, missing or bad (the compatible surfaces' own texts: Polymarket's
+ * `Invalid token id`, Kalshi's parameter messages).
+ */
+export function messageParam<T>(message: string, parse: (raw: string) => T | undefined) {
+  return z.string({ error: message }).transform((raw, ctx) => {
+    const value = parse(raw);
+    if (value === undefined) {
+      ctx.issues.push({ code: 'custom', message, input: raw });
+      return z.NEVER;
+    }
+    return value;
+  });
+}
+
 const INTEGER = /^\d+$/;
 
 /** An integer in [min, max]. */

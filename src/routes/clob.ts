@@ -12,6 +12,7 @@ import { decimalText } from '../clob/book-summary.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, notFound } from '../http/errors.js';
+import { messageParam } from '../http/params.js';
 import { renderError } from '../http/render-error.js';
 import { tokensOfMarket } from '../queries/clob.js';
 import { pricesHistory } from '../queries/orderbook.js';
@@ -61,17 +62,8 @@ const INTERVALS = ['1m', '1w', '1d', '6h', '1h', 'max', 'all'] as const;
 const NO_BOOK = 'No orderbook exists for the requested token id';
 const NO_MARKET = 'market not found';
 
-/** A parameter parsed from its raw text; a bad or missing value → 400 with `message`. */
-function param<T>(message: string, parse: (raw: string) => T | undefined) {
-  return z.string({ error: message }).transform((raw, ctx) => {
-    const value = parse(raw);
-    if (value === undefined) {
-      ctx.issues.push({ code: 'custom', message, input: raw });
-      return z.NEVER;
-    }
-    return value;
-  });
-}
+/** A parameter parsed from its raw text; a bad or missing value → 400 with `message` (optional: `.optional()`). */
+const param = messageParam;
 
 const tokenId = (name: string) =>
   param(`Invalid ${name === 'market' ? 'market' : 'token id'}: a token id is 1-100 decimal digits`, (raw) =>

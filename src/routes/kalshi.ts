@@ -8,6 +8,7 @@ import type { BookReader } from '../book-history/port.js';
 import type { AppDeps } from '../deps.js';
 import type { AppEnv } from '../http/context.js';
 import { ApiError, notFound } from '../http/errors.js';
+import { messageParam } from '../http/params.js';
 import { kalshiErrorBody, renderError } from '../http/render-error.js';
 import { kalshiTrades, type StoredTrade } from '../queries/kalshi-trades.js';
 import { MAX_TIME } from '../time.js';
@@ -85,17 +86,8 @@ const MAX_SECONDS = Math.floor(MAX_TIME / 1000);
 /** Our cursor: the last trade served, `<t ms>.<seq>` (opaque to the client). */
 const CURSOR = /^(\d{1,16})\.(\d{1,16})$/;
 
-/** A query parameter parsed from its raw text; a bad (or, without `.optional()`, missing) value → 400 with `message`. */
-function param<T>(message: string, parse: (raw: string) => T | undefined) {
-  return z.string({ error: message }).transform((raw, ctx) => {
-    const value = parse(raw);
-    if (value === undefined) {
-      ctx.issues.push({ code: 'custom', message, input: raw });
-      return z.NEVER;
-    }
-    return value;
-  });
-}
+/** A parameter parsed from its raw text; a bad or missing value → 400 with `message` (optional: `.optional()`). */
+const param = messageParam;
 
 const seconds = (name: string, description: string) =>
   param(`${name} must be Unix seconds (an integer, 0 or more)`, (raw) => (/^\d{1,16}$/.test(raw) && Number(raw) <= MAX_SECONDS ? Number(raw) : undefined))
